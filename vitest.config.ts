@@ -1,0 +1,38 @@
+import { fileURLToPath } from 'node:url';
+import { defineConfig } from 'vitest/config';
+
+const src = (path: string) => fileURLToPath(new URL(`./src/${path}`, import.meta.url));
+
+// Examples import the package by its public name, as users do; in tests those names point at the sources, so
+// tests never run against a stale build and share one copy of every class.
+const publicEntries: Record<string, string> = {
+  oncely: 'index.ts',
+  'oncely/redis': 'stores/redis/index.ts',
+  'oncely/postgres': 'stores/postgres/index.ts',
+  'oncely/express': 'http/express.ts',
+  'oncely/fastify': 'http/fastify.ts',
+  'oncely/hono': 'http/hono.ts',
+  'oncely/node': 'http/node.ts',
+  'oncely/outbox': 'messaging/outbox/index.ts',
+  'oncely/rabbitmq': 'messaging/brokers/rabbitmq.ts',
+  'oncely/nats': 'messaging/brokers/nats.ts',
+  'oncely/redis-streams': 'messaging/brokers/redis-streams.ts',
+  'oncely/testing': 'testing/index.ts',
+};
+
+export default defineConfig({
+  resolve: {
+    alias: Object.entries(publicEntries).map(([name, path]) => ({
+      find: new RegExp(`^${name.replace('/', '\\/')}$`),
+      replacement: src(path),
+    })),
+  },
+  test: {
+    include: ['test/**/*.test.ts'],
+    // Storms spawn child processes and real servers; files run in parallel forks, tests in a file serially.
+    pool: 'forks',
+    testTimeout: 60_000,
+    hookTimeout: 60_000,
+    reporters: ['default', './test/support/summary-reporter.ts'],
+  },
+});
