@@ -1,0 +1,129 @@
+/**
+ * Every error oncely throws is an `OncelyError` with a stable `code`; adapters map codes to HTTP answers in one
+ * place (`src/http/policy.ts`) and callers branch on the `isX()` guards, which match on `name` so they work across
+ * duplicated copies of the package (the ky / p-limit convention).
+ */
+export type OncelyErrorCode =
+  | 'ONCELY_INVALID_OPTIONS'
+  | 'ONCELY_INVALID_KEY'
+  | 'ONCELY_IN_PROGRESS'
+  | 'ONCELY_FINGERPRINT_MISMATCH'
+  | 'ONCELY_STORE_UNAVAILABLE'
+  | 'ONCELY_LEASE_LOST'
+  | 'ONCELY_CORRUPT_RECORD'
+  | 'ONCELY_RESPONSE_NOT_RETAINED';
+
+export interface OncelyErrorOptions {
+  cause?: unknown;
+}
+
+export class OncelyError extends Error {
+  override name = 'OncelyError';
+  readonly code: OncelyErrorCode;
+
+  constructor(code: OncelyErrorCode, message: string, options: OncelyErrorOptions = {}) {
+    super(message, 'cause' in options ? { cause: options.cause } : undefined);
+    this.code = code;
+  }
+}
+
+/** Options given to a factory or constructor are wrong; thrown at construction, never per request. */
+export class InvalidOptionsError extends OncelyError {
+  override name = 'InvalidOptionsError' as const;
+  constructor(message: string) {
+    super('ONCELY_INVALID_OPTIONS', message);
+  }
+}
+
+/** The idempotency key is empty, too long, or holds characters outside printable ASCII. */
+export class InvalidKeyError extends OncelyError {
+  override name = 'InvalidKeyError' as const;
+  constructor(
+    readonly reason: 'missing' | 'empty' | 'too-long' | 'bad-characters' | 'bad-quoting',
+    message: string,
+  ) {
+    super('ONCELY_INVALID_KEY', message);
+  }
+}
+
+/** Another caller holds the key right now; retry after `retryAfterMs`. */
+export class InProgressError extends OncelyError {
+  override name = 'InProgressError' as const;
+  constructor(
+    readonly retryAfterMs: number,
+    readonly attempt: number,
+  ) {
+    super('ONCELY_IN_PROGRESS', `the key is being processed by another caller; retry in ${retryAfterMs} ms`);
+  }
+}
+
+/** The key was first used with a different request (payload, method or path): reusing it is a client bug. */
+export class FingerprintMismatchError extends OncelyError {
+  override name = 'FingerprintMismatchError' as const;
+  constructor() {
+    super('ONCELY_FINGERPRINT_MISMATCH', 'the key was already used with a different request payload');
+  }
+}
+
+/** The store could not be reached, answered too slowly, or the circuit breaker is open. Fail closed. */
+export class StoreUnavailableError extends OncelyError {
+  override name = 'StoreUnavailableError' as const;
+  /**
+   * True when the write itself went through but a durability check after it fell short (Redis `durable` with too
+   * few replica acknowledgements): the outcome is stored, and may be lost if the primary fails now. Not retried.
+   */
+  readonly outcomeStored: boolean;
+  constructor(message: string, options: OncelyErrorOptions & { outcomeStored?: boolean } = {}) {
+    super('ONCELY_STORE_UNAVAILABLE', message, options);
+    this.outcomeStored = options.outcomeStored ?? false;
+  }
+}
+
+/**
+ * The caller's claim on the key ended before it finished: its lease ran out and another caller took over
+ * (a higher fencing token), or the record was deleted. Its result was not stored.
+ */
+export class LeaseLostError extends OncelyError {
+  override name = 'LeaseLostError' as const;
+  constructor(
+    readonly token: number,
+    message = `the claim with fencing token ${token} was lost; its result was not stored`,
+  ) {
+    super('ONCELY_LEASE_LOST', message);
+  }
+}
+
+/** A stored record could not be decoded (foreign writer, truncated value). It is reported, never replayed. */
+export class CorruptRecordError extends OncelyError {
+  override name = 'CorruptRecordError' as const;
+  constructor(message: string, options: OncelyErrorOptions = {}) {
+    super('ONCELY_CORRUPT_RECORD', message, options);
+  }
+}
+
+/** The original outcome was completed but its body exceeded the size cap and no blob store kept it. */
+export class ResponseNotRetainedError extends OncelyError {
+  override name = 'ResponseNotRetainedError' as const;
+  constructor(readonly originalStatus: number | undefined) {
+    super('ONCELY_RESPONSE_NOT_RETAINED', 'the original result completed but was too large to be retained');
+  }
+}
+
+const guard =
+  <T extends OncelyError>(name: string) =>
+  (error: unknown): error is T =>
+    error instanceof Error && error.name === name && 'code' in error;
+
+export const isOncelyError = (error: unknown): error is OncelyError =>
+  error instanceof Error &&
+  'code' in error &&
+  typeof error.code === 'string' &&
+  error.code.startsWith('ONCELY_');
+export const isInvalidOptionsError = guard<InvalidOptionsError>('InvalidOptionsError');
+export const isInvalidKeyError = guard<InvalidKeyError>('InvalidKeyError');
+export const isInProgressError = guard<InProgressError>('InProgressError');
+export const isFingerprintMismatchError = guard<FingerprintMismatchError>('FingerprintMismatchError');
+export const isStoreUnavailableError = guard<StoreUnavailableError>('StoreUnavailableError');
+export const isLeaseLostError = guard<LeaseLostError>('LeaseLostError');
+export const isCorruptRecordError = guard<CorruptRecordError>('CorruptRecordError');
+export const isResponseNotRetainedError = guard<ResponseNotRetainedError>('ResponseNotRetainedError');

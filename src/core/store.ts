@@ -1,0 +1,198 @@
+/**
+ * The Store contract: the few atomic primitives every backend implements. Policy (leases, renewal, outcome
+ * rules, compression, timeouts) lives in the engine; a store only makes each transition of the state machine
+ * atomic. Every store passes the shared contract suite in `oncely/testing`.
+ *
+ * State machine per key (DESIGN §2):
+ *
+ *   (none | released) --begin--> inProgress --complete(token)--> completed --(retention)--> (none)
+ *   inProgress --release(token)--> released          inProgress --lease expired + begin--> inProgress (takeover)
+ *
+ * All times are milliseconds; `key` is the already scoped and hashed storage key (see `scopedKey`).
+ */
+
+/** How the body bytes of a stored outcome are encoded. */
+export type BodyEncoding = 'identity' | 'gzip' | 'br';
+
+/**
+ * Where the body lives: inline in the record, in the user's blob store (the body holds the reference), or
+ * nowhere because it exceeded the size cap and no blob store was configured.
+ */
+export type BodyStorage = 'inline' | 'blob' | 'omitted';
+
+/** Header name/value pairs in order; duplicates are allowed (two `Link` headers stay two). */
+export type HeaderPairs = ReadonlyArray<readonly [name: string, value: string]>;
+
+/** The outcome as a store keeps it: small metadata plus the body bytes, never re-serialized. */
+export interface StoredOutcome {
+  /** HTTP status, or 0 for outcomes that are not HTTP responses (function results, messages). */
+  readonly status: number;
+  readonly headers: HeaderPairs;
+  readonly body: Uint8Array;
+  readonly encoding: BodyEncoding;
+  readonly storage: BodyStorage;
+}
+
+export interface BeginInput {
+  readonly key: string;
+  /** Hash of the request that first used the key; a later request with another one is a mismatch. */
+  readonly fingerprint: string;
+  /** How long the claim holds before another caller may take over. */
+  readonly leaseMs: number;
+  /** How long the record of an in-progress key is kept, so stuck keys stay visible and tokens keep rising. */
+  readonly retentionMs: number;
+}
+
+export type BeginResult =
+  /** The caller owns the key. `takeover` is true when a previous owner's lease ran out (crash or stall). */
+  | {
+      readonly kind: 'acquired';
+      readonly token: number;
+      readonly attempt: number;
+      readonly takeover: boolean;
+    }
+  /** Another caller holds a live lease on the key. */
+  | { readonly kind: 'inProgress'; readonly retryAfterMs: number; readonly attempt: number }
+  /** The key was used with another fingerprint. */
+  | { readonly kind: 'mismatch' }
+  /** The key completed: here is its outcome. */
+  | { readonly kind: 'replay'; readonly outcome: StoredOutcome; readonly completedAt: number };
+
+/** Result of a fenced transition: `fenced` means the token is no longer the key's current claim. */
+export type TransitionResult = { readonly kind: 'ok' } | { readonly kind: 'fenced' };
+
+export interface CompleteInput {
+  readonly key: string;
+  readonly token: number;
+  readonly outcome: StoredOutcome;
+  /** How long the completed record is replayed before it expires. */
+  readonly retentionMs: number;
+}
+
+export interface ReleaseInput {
+  readonly key: string;
+  readonly token: number;
+}
+
+export interface RenewInput {
+  readonly key: string;
+  readonly token: number;
+  readonly leaseMs: number;
+}
+
+export type KeyState = 'inProgress' | 'completed' | 'released';
+
+/** What `get` shows an operator: the whole record, for inspection and tests. */
+export interface KeyRecord {
+  readonly key: string;
+  readonly state: KeyState;
+  readonly fingerprint: string;
+  /** The fencing token of the latest acquisition; strictly increasing per key. */
+  readonly token: number;
+  /** How many times the key was acquired (first run, takeovers and runs after a release). */
+  readonly attempt: number;
+  /** When the current lease ends (meaningful while in progress). */
+  readonly leaseUntil: number;
+  readonly createdAt: number;
+  readonly completedAt: number | undefined;
+  readonly expiresAt: number;
+  readonly outcome: StoredOutcome | undefined;
+}
+
+export interface WaitForOptions {
+  readonly timeoutMs: number;
+  readonly signal?: AbortSignal;
+}
+
+export interface Store {
+  /** Short name for logs and errors (`memory`, `redis`, `postgres`). */
+  readonly name: string;
+  /** One atomic step: claim the key, or report why not (in progress, mismatch, replay). */
+  begin(input: BeginInput): Promise<BeginResult>;
+  /** Store the outcome if `token` is still the key's current claim. */
+  complete(input: CompleteInput): Promise<TransitionResult>;
+  /** Give the key up (the outcome is not to be kept) if `token` is still the current claim. */
+  release(input: ReleaseInput): Promise<TransitionResult>;
+  /** Extend the lease if `token` is still the current claim. */
+  renew(input: RenewInput): Promise<TransitionResult>;
+  /** The record as stored, or undefined when there is none (or it expired). */
+  get(key: string): Promise<KeyRecord | undefined>;
+  /** Remove the record whatever its state; true if there was one. */
+  delete(key: string): Promise<boolean>;
+  /**
+   * Optional: resolve once the key is no longer in progress (completed, released or gone), or with false at the
+   * timeout. A hint only: the engine calls `begin` again afterwards, so spurious wake-ups are harmless.
+   */
+  waitFor?(key: string, options: WaitForOptions): Promise<boolean>;
+  /** Optional: counts for `oncely stats` and dashboards. */
+  stats?(): Promise<StoreStats>;
+  /**
+   * Optional: remove expired records in bounded batches (stores whose backend does not expire keys by itself).
+   * Resolves with the number of records removed.
+   */
+  purgeExpired?(options?: PurgeOptions): Promise<number>;
+  /** Optional: release resources the store itself created (never the caller's client). */
+  close?(): Promise<void>;
+  /**
+   * Optional, transactional mode: claim the key, run `work` and store its outcome in ONE database transaction, so
+   * the record and the user's own writes commit or roll back together (a crash leaves neither). The Engine runs
+   * every execution through it when the store has it. The transaction is the claim: no lease renewal, no
+   * takeover while it is open. Failures of the store's own statements reject as `OncelyError`s (usually
+   * `StoreUnavailableError`, the driver's error as `cause`); whatever `work` throws is rolled back and rethrown
+   * unchanged. A duplicate that finds the key held by an open transaction waits up to `waitMs` for it (then
+   * sees its outcome), or reports `inProgress`.
+   */
+  runInTransaction?(input: TransactionInput): Promise<TransactionResult>;
+}
+
+/** The key as claimed inside a transaction, handed to `TransactionInput.work`. */
+export interface TransactionClaim {
+  readonly token: number;
+  readonly attempt: number;
+  readonly takeover: boolean;
+  /** The open transaction the user code writes through (for PostgreSQL, the transaction's `pg` client). */
+  readonly transaction: unknown;
+  /** Aborted when the transaction's connection is lost while the work runs. */
+  readonly signal: AbortSignal;
+}
+
+/** How the work ends: commit with its outcome stored, or roll everything back (the key stays unclaimed). */
+export type TransactionSettlement =
+  | { readonly commit: true; readonly outcome: StoredOutcome; readonly retentionMs: number }
+  | { readonly commit: false };
+
+export interface TransactionInput extends BeginInput {
+  /** How long to wait for a concurrent transaction holding the key; 0 asks for `inProgress` quickly. */
+  readonly waitMs: number;
+  /** Runs inside the transaction once the key is claimed there. */
+  readonly work: (claim: TransactionClaim) => Promise<TransactionSettlement>;
+}
+
+/** `committed` / `rolledBack` after the work ran; the other begin outcomes when it did not. */
+export type TransactionResult =
+  | { readonly kind: 'committed' }
+  | { readonly kind: 'rolledBack' }
+  | Exclude<BeginResult, { readonly kind: 'acquired' }>;
+
+export interface StoreStats {
+  /** Records held, expired ones not yet removed included where the backend cannot tell them apart cheaply. */
+  readonly records: number;
+  readonly inProgress?: number;
+  readonly completed?: number;
+  readonly released?: number;
+  /** Approximate bytes used by the records, where the backend can tell. */
+  readonly bytes?: number;
+}
+
+export interface PurgeOptions {
+  /** Rows removed per statement. */
+  readonly batchSize?: number;
+  /** Stop after this many batches (the next run continues). */
+  readonly maxBatches?: number;
+}
+
+/**
+ * The next fencing token: strictly above the previous one and, after a record expired and was created anew,
+ * still above any token handed out before (it follows the store's clock), so a zombie owner is never un-fenced.
+ */
+export const nextFencingToken = (previous: number, nowMs: number): number => Math.max(previous + 1, nowMs);

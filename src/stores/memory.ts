@@ -1,0 +1,251 @@
+import { InvalidOptionsError } from '../core/errors.js';
+import {
+  type BeginInput,
+  type BeginResult,
+  type CompleteInput,
+  type KeyRecord,
+  nextFencingToken,
+  type ReleaseInput,
+  type RenewInput,
+  type Store,
+  type StoredOutcome,
+  type StoreStats,
+  type TransitionResult,
+  type WaitForOptions,
+} from '../core/store.js';
+import { knownOptions, wholeNumber } from '../core/validate.js';
+
+export interface MemoryStoreOptions {
+  /**
+   * Most records kept. Past it, the least recently used completed or released records are evicted; in-progress
+   * records never are (their owners are running), so the count can exceed the cap by the number of requests in
+   * flight. Default 100,000.
+   */
+  readonly maxEntries?: number;
+  /** How often expired records are swept out; 0 sweeps only lazily on access. Default 60,000 ms. */
+  readonly sweepIntervalMs?: number;
+  /** The store's clock. Default `Date.now`; tests pass a fake one. */
+  readonly clock?: () => number;
+}
+
+type MutableRecord = { -readonly [K in keyof KeyRecord]: KeyRecord[K] };
+
+/**
+ * The embedded default and the reference semantics of the Store contract: every transition is atomic because it
+ * runs synchronously within one turn of the event loop. One process only: for several instances use the Redis or
+ * PostgreSQL store.
+ */
+export class MemoryStore implements Store {
+  readonly name = 'memory';
+  readonly #maxEntries: number;
+  readonly #now: () => number;
+  // In-progress records live apart from settled ones, so eviction can take the oldest settled record in O(1).
+  readonly #active = new Map<string, MutableRecord>();
+  // Completed and released records in least-recently-used order (a Map iterates in insertion order).
+  readonly #settled = new Map<string, MutableRecord>();
+  readonly #waiters = new Map<string, Set<() => void>>();
+  readonly #sweeper: NodeJS.Timeout | undefined;
+
+  constructor(options: MemoryStoreOptions = {}) {
+    knownOptions('MemoryStore', options, ['maxEntries', 'sweepIntervalMs', 'clock']);
+    this.#maxEntries = wholeNumber('maxEntries', options.maxEntries, 100_000, { min: 1 });
+    const sweepIntervalMs = wholeNumber('sweepIntervalMs', options.sweepIntervalMs, 60_000);
+    if (options.clock !== undefined && typeof options.clock !== 'function') {
+      throw new InvalidOptionsError('clock must be a function returning milliseconds');
+    }
+    this.#now = options.clock ?? Date.now;
+    if (sweepIntervalMs > 0) {
+      this.#sweeper = setInterval(() => this.sweep(), sweepIntervalMs);
+      this.#sweeper.unref();
+    }
+  }
+
+  /** Number of records held, expired ones not yet swept included. */
+  get size(): number {
+    return this.#active.size + this.#settled.size;
+  }
+
+  async begin({ key, fingerprint, leaseMs, retentionMs }: BeginInput): Promise<BeginResult> {
+    const now = this.#now();
+    const record = this.#find(key, now);
+    if (record === undefined || record.state === 'released') {
+      this.#settled.delete(key);
+      const token = nextFencingToken(record?.token ?? 0, now);
+      const attempt = (record?.attempt ?? 0) + 1;
+      this.#active.set(key, {
+        key,
+        state: 'inProgress',
+        fingerprint,
+        token,
+        attempt,
+        leaseUntil: now + leaseMs,
+        createdAt: record?.createdAt ?? now,
+        completedAt: undefined,
+        expiresAt: now + retentionMs,
+        outcome: undefined,
+      });
+      return { kind: 'acquired', token, attempt, takeover: false };
+    }
+    if (record.fingerprint !== fingerprint) return { kind: 'mismatch' };
+    if (record.state === 'completed') {
+      this.#touch(record);
+      return { kind: 'replay', outcome: copyOutcome(record.outcome!), completedAt: record.completedAt! };
+    }
+    if (record.leaseUntil > now) {
+      return { kind: 'inProgress', retryAfterMs: record.leaseUntil - now, attempt: record.attempt };
+    }
+    record.token = nextFencingToken(record.token, now);
+    record.attempt += 1;
+    record.leaseUntil = now + leaseMs;
+    record.expiresAt = now + retentionMs;
+    return { kind: 'acquired', token: record.token, attempt: record.attempt, takeover: true };
+  }
+
+  async complete({ key, token, outcome, retentionMs }: CompleteInput): Promise<TransitionResult> {
+    const now = this.#now();
+    const record = this.#owned(key, token, now);
+    if (record === undefined) return { kind: 'fenced' };
+    record.state = 'completed';
+    record.outcome = copyOutcome(outcome);
+    record.completedAt = now;
+    record.expiresAt = now + retentionMs;
+    this.#settle(record);
+    return { kind: 'ok' };
+  }
+
+  async release({ key, token }: ReleaseInput): Promise<TransitionResult> {
+    const record = this.#owned(key, token, this.#now());
+    if (record === undefined) return { kind: 'fenced' };
+    record.state = 'released';
+    this.#settle(record);
+    return { kind: 'ok' };
+  }
+
+  async renew({ key, token, leaseMs }: RenewInput): Promise<TransitionResult> {
+    const now = this.#now();
+    const record = this.#owned(key, token, now);
+    if (record === undefined) return { kind: 'fenced' };
+    record.leaseUntil = now + leaseMs;
+    return { kind: 'ok' };
+  }
+
+  async get(key: string): Promise<KeyRecord | undefined> {
+    const record = this.#find(key, this.#now());
+    if (record === undefined) return undefined;
+    return { ...record, outcome: record.outcome && copyOutcome(record.outcome) };
+  }
+
+  async delete(key: string): Promise<boolean> {
+    const existed = this.#find(key, this.#now()) !== undefined;
+    this.#active.delete(key);
+    this.#settled.delete(key);
+    this.#notify(key);
+    return existed;
+  }
+
+  waitFor(key: string, { timeoutMs, signal }: WaitForOptions): Promise<boolean> {
+    const record = this.#find(key, this.#now());
+    if (record === undefined || record.state !== 'inProgress') return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const waiters = this.#waiters.get(key) ?? new Set<() => void>();
+      this.#waiters.set(key, waiters);
+      const done = (changed: boolean) => {
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', onAbort);
+        waiters.delete(wake);
+        if (waiters.size === 0) this.#waiters.delete(key);
+        resolve(changed);
+      };
+      const wake = () => done(true);
+      const onAbort = () => done(false);
+      const timer = setTimeout(() => done(false), timeoutMs);
+      signal?.addEventListener('abort', onAbort, { once: true });
+      waiters.add(wake);
+    });
+  }
+
+  async stats(): Promise<StoreStats> {
+    let completed = 0;
+    for (const record of this.#settled.values()) if (record.state === 'completed') completed++;
+    return {
+      records: this.size,
+      inProgress: this.#active.size,
+      completed,
+      released: this.#settled.size - completed,
+    };
+  }
+
+  async purgeExpired(): Promise<number> {
+    return this.sweep();
+  }
+
+  /** Drops expired records now (also runs on a timer). */
+  sweep(): number {
+    const now = this.#now();
+    let removed = 0;
+    for (const map of [this.#active, this.#settled]) {
+      for (const [key, record] of map) {
+        if (record.expiresAt <= now) {
+          map.delete(key);
+          removed++;
+        }
+      }
+    }
+    return removed;
+  }
+
+  async close(): Promise<void> {
+    clearInterval(this.#sweeper);
+  }
+
+  #find(key: string, now: number): MutableRecord | undefined {
+    const record = this.#active.get(key) ?? this.#settled.get(key);
+    if (record === undefined || record.expiresAt > now) return record;
+    this.#active.delete(key);
+    this.#settled.delete(key);
+    return undefined;
+  }
+
+  #owned(key: string, token: number, now: number): MutableRecord | undefined {
+    const record = this.#find(key, now);
+    return record?.state === 'inProgress' && record.token === token ? record : undefined;
+  }
+
+  #settle(record: MutableRecord): void {
+    this.#active.delete(record.key);
+    this.#settled.delete(record.key);
+    this.#settled.set(record.key, record);
+    // Oldest first, and never the record settled just now: its retry must replay, not run again.
+    for (const key of this.#settled.keys()) {
+      if (this.size <= this.#maxEntries || key === record.key) break;
+      this.#settled.delete(key);
+    }
+    this.#notify(record.key);
+  }
+
+  #touch(record: MutableRecord): void {
+    this.#settled.delete(record.key);
+    this.#settled.set(record.key, record);
+  }
+
+  #notify(key: string): void {
+    const waiters = this.#waiters.get(key);
+    if (waiters !== undefined) for (const wake of [...waiters]) wake();
+  }
+}
+
+function copyOutcome(outcome: StoredOutcome): StoredOutcome {
+  return {
+    ...outcome,
+    headers: outcome.headers.map(([n, v]) => [n, v] as const),
+    body: outcome.body.slice(),
+  };
+}
+
+let shared: MemoryStore | undefined;
+
+/** The process-wide store `idempotent()` uses when no store is given. */
+export function sharedMemoryStore(): MemoryStore {
+  shared ??= new MemoryStore();
+  return shared;
+}

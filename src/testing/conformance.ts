@@ -1,0 +1,24 @@
+import { expiryCases } from './cases/expiry.js';
+import { propertyCases } from './cases/property.js';
+import { stormCases } from './cases/storms.js';
+import { transitionCases } from './cases/transitions.js';
+import type { ConformanceOptions } from './harness.js';
+
+/**
+ * The contract every `Store` must pass, ours and third-party ones alike: transitions and fencing, lease expiry
+ * and takeover, retention, concurrency storms, and a model-based property test against a pure model of the
+ * state machine. The store must read time from the fake clock it is given (`createStore({ clock })`).
+ *
+ * @example
+ * import { describe, it } from 'vitest'; // or 'node:test'
+ * import { runStoreConformance } from 'oncely/testing';
+ * runStoreConformance({ name: 'my store', harness: { describe, it }, createStore: ({ clock }) => new MyStore({ clock }) });
+ */
+export function runStoreConformance(options: ConformanceOptions): void {
+  options.harness.describe(`Store conformance: ${options.name}`, () => {
+    transitionCases(options);
+    expiryCases(options);
+    stormCases(options);
+    propertyCases(options);
+  });
+}

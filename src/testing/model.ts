@@ -1,0 +1,82 @@
+import type { BeginResult, TransitionResult } from '../core/store.js';
+
+/**
+ * The state machine of DESIGN §2 for one key, as plainly as it can be written: the oracle the model-based
+ * property test checks a real store against. Deliberately independent of `MemoryStore`'s code.
+ */
+export interface ModelRecord {
+  state: 'inProgress' | 'completed' | 'released';
+  fingerprint: string;
+  token: number;
+  attempt: number;
+  leaseUntil: number;
+  expiresAt: number;
+  body: string | undefined;
+}
+
+export class KeyModel {
+  record: ModelRecord | undefined;
+
+  #live(now: number): ModelRecord | undefined {
+    if (this.record !== undefined && this.record.expiresAt <= now) this.record = undefined;
+    return this.record;
+  }
+
+  begin(
+    now: number,
+    fingerprint: string,
+    leaseMs: number,
+    retentionMs: number,
+  ): BeginResult | { kind: 'replayOf'; body: string } {
+    const r = this.#live(now);
+    if (r === undefined || r.state === 'released') {
+      const token = Math.max((r?.token ?? 0) + 1, now);
+      const attempt = (r?.attempt ?? 0) + 1;
+      this.record = {
+        state: 'inProgress',
+        fingerprint,
+        token,
+        attempt,
+        leaseUntil: now + leaseMs,
+        expiresAt: now + retentionMs,
+        body: undefined,
+      };
+      return { kind: 'acquired', token, attempt, takeover: false };
+    }
+    if (r.fingerprint !== fingerprint) return { kind: 'mismatch' };
+    if (r.state === 'completed') return { kind: 'replayOf', body: r.body ?? '' };
+    if (r.leaseUntil > now)
+      return { kind: 'inProgress', retryAfterMs: r.leaseUntil - now, attempt: r.attempt };
+    r.token = Math.max(r.token + 1, now);
+    r.attempt += 1;
+    r.leaseUntil = now + leaseMs;
+    r.expiresAt = now + retentionMs;
+    return { kind: 'acquired', token: r.token, attempt: r.attempt, takeover: true };
+  }
+
+  #owned(now: number, token: number): ModelRecord | undefined {
+    const r = this.#live(now);
+    return r?.state === 'inProgress' && r.token === token ? r : undefined;
+  }
+
+  complete(now: number, token: number, body: string, retentionMs: number): TransitionResult {
+    const r = this.#owned(now, token);
+    if (r === undefined) return { kind: 'fenced' };
+    Object.assign(r, { state: 'completed', body, expiresAt: now + retentionMs });
+    return { kind: 'ok' };
+  }
+
+  release(now: number, token: number): TransitionResult {
+    const r = this.#owned(now, token);
+    if (r === undefined) return { kind: 'fenced' };
+    r.state = 'released';
+    return { kind: 'ok' };
+  }
+
+  renew(now: number, token: number, leaseMs: number): TransitionResult {
+    const r = this.#owned(now, token);
+    if (r === undefined) return { kind: 'fenced' };
+    r.leaseUntil = now + leaseMs;
+    return { kind: 'ok' };
+  }
+}

@@ -1,0 +1,344 @@
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import {
+  Engine,
+  FingerprintMismatchError,
+  InProgressError,
+  InvalidOptionsError,
+  LeaseLostError,
+  MemoryStore,
+  type OncelyEvent,
+  type Outcome,
+  StoreUnavailableError,
+} from '../../src/index.js';
+import { faulty } from './faulty-store.js';
+
+const response = (text: string, status = 201): Outcome => ({
+  status,
+  headers: [['content-type', 'application/json']],
+  body: Buffer.from(text),
+});
+const keep = (outcome: Outcome) => ({ keep: true as const, outcome });
+
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+describe('Engine', () => {
+  it('runs the first request and replays its outcome byte for byte after', async () => {
+    const engine = new Engine({ store: new MemoryStore() });
+    const run = vi.fn(async () => response('{"id":"pay_1"}'));
+    const first = await engine.execute({ key: 'k', fingerprint: 'f', run, settle: keep });
+    expect(first).toMatchObject({ kind: 'executed', stored: true, attempt: 1 });
+    const second = await engine.execute({ key: 'k', fingerprint: 'f', run, settle: keep });
+    expect(run).toHaveBeenCalledTimes(1);
+    expect(second.kind).toBe('replayed');
+    if (second.kind !== 'replayed' || !second.outcome.retained) throw new Error('expected a retained replay');
+    expect(second.outcome.outcome.status).toBe(201);
+    expect(Buffer.from(second.outcome.outcome.body).toString()).toBe('{"id":"pay_1"}');
+  });
+
+  it('answers a concurrent duplicate with InProgressError, or waits for it and replays', async () => {
+    const engine = new Engine({ store: new MemoryStore() });
+    let finish!: () => void;
+    const gate = new Promise<void>((resolve) => (finish = resolve));
+    const first = engine.execute({
+      key: 'k',
+      fingerprint: 'f',
+      run: async () => {
+        await gate;
+        return response('one');
+      },
+      settle: keep,
+    });
+    await vi.waitFor(() => engine.store.get('k').then((r) => expect(r?.state).toBe('inProgress')));
+    const duplicate = engine.execute({
+      key: 'k',
+      fingerprint: 'f',
+      run: async () => response('two'),
+      settle: keep,
+    });
+    await expect(duplicate).rejects.toBeInstanceOf(InProgressError);
+    const waiting = engine.execute({
+      key: 'k',
+      fingerprint: 'f',
+      waitMs: 5_000,
+      run: async () => response('three'),
+      settle: keep,
+    });
+    finish();
+    await first;
+    const waited = await waiting;
+    expect(waited.kind).toBe('replayed');
+    if (waited.kind === 'replayed' && waited.outcome.retained)
+      expect(Buffer.from(waited.outcome.outcome.body).toString()).toBe('one');
+  });
+
+  it('rejects the same key with another fingerprint', async () => {
+    const engine = new Engine({ store: new MemoryStore() });
+    await engine.execute({ key: 'k', fingerprint: 'f1', run: async () => response('x'), settle: keep });
+    await expect(
+      engine.execute({ key: 'k', fingerprint: 'f2', run: async () => response('y'), settle: keep }),
+    ).rejects.toBeInstanceOf(FingerprintMismatchError);
+  });
+
+  it('releases the key when the code throws or the verdict is not to keep, so a retry runs again', async () => {
+    const events: OncelyEvent[] = [];
+    const engine = new Engine({ store: new MemoryStore(), onEvent: (e) => events.push(e) });
+    await expect(
+      engine.execute({
+        key: 'k',
+        fingerprint: 'f',
+        run: async () => Promise.reject(new Error('boom')),
+        settle: keep,
+      }),
+    ).rejects.toThrow('boom');
+    const second = await engine.execute({
+      key: 'k',
+      fingerprint: 'f',
+      run: async () => response('503', 503),
+      settle: () => ({ keep: false }),
+    });
+    expect(second).toMatchObject({ kind: 'executed', stored: false, attempt: 2 });
+    const third = await engine.execute({
+      key: 'k',
+      fingerprint: 'f',
+      run: async () => response('ok'),
+      settle: keep,
+    });
+    expect(third).toMatchObject({ kind: 'executed', stored: true, attempt: 3 });
+    expect(events.filter((e) => e.type === 'released').map((e) => e.type === 'released' && e.reason)).toEqual(
+      ['error', 'notKept'],
+    );
+  });
+
+  it('renews the lease while the code runs, so a slow owner is never taken over', async () => {
+    vi.useFakeTimers();
+    const store = faulty(new MemoryStore({ sweepIntervalMs: 0 }));
+    const engine = new Engine({ store, leaseMs: 300 });
+    let finish!: () => void;
+    const running = engine.execute({
+      key: 'k',
+      fingerprint: 'f',
+      run: (context) =>
+        new Promise<Outcome>((resolve) => (finish = () => resolve(response(String(context.signal.aborted))))),
+      settle: keep,
+    });
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(store.calls.renew).toBeGreaterThanOrEqual(3);
+    await expect(
+      engine.execute({ key: 'k', fingerprint: 'f', run: async () => response('dup'), settle: keep }),
+    ).rejects.toBeInstanceOf(InProgressError);
+    finish();
+    const done = await running;
+    expect(done).toMatchObject({ kind: 'executed', stored: true });
+    if (done.kind === 'executed') expect(Buffer.from(done.result.body).toString()).toBe('false');
+  });
+
+  it('aborts the signal when renewal is fenced by a takeover, and refuses the stale result', async () => {
+    vi.useFakeTimers();
+    const memory = new MemoryStore({ sweepIntervalMs: 0 });
+    const stalled = faulty(memory);
+    const events: OncelyEvent[] = [];
+    const owner = new Engine({ store: stalled, leaseMs: 300, onEvent: (e) => events.push(e) });
+    const other = new Engine({ store: memory, leaseMs: 300 });
+    let signal!: AbortSignal;
+    let finish!: () => void;
+    const running = owner.execute({
+      key: 'k',
+      fingerprint: 'f',
+      run: (context) => {
+        signal = context.signal;
+        return new Promise<Outcome>((resolve) => {
+          finish = () => resolve(response('stale'));
+        });
+      },
+      settle: keep,
+    });
+    // The owner stalls: its renewals stop reaching the store, so its lease runs out and another caller takes over.
+    stalled.fail.add('renew');
+    await vi.advanceTimersByTimeAsync(301);
+    const takeover = await other.execute({
+      key: 'k',
+      fingerprint: 'f',
+      run: async () => response('fresh'),
+      settle: keep,
+    });
+    expect(takeover).toMatchObject({ kind: 'executed', attempt: 2 });
+    stalled.fail.delete('renew');
+    await vi.advanceTimersByTimeAsync(200);
+    expect(signal.aborted).toBe(true);
+    expect(signal.reason).toBeInstanceOf(LeaseLostError);
+    finish();
+    await expect(running).rejects.toBeInstanceOf(LeaseLostError);
+    const replay = await other.execute({
+      key: 'k',
+      fingerprint: 'f',
+      run: async () => response('x'),
+      settle: keep,
+    });
+    if (replay.kind !== 'replayed' || !replay.outcome.retained) throw new Error('expected replay');
+    expect(Buffer.from(replay.outcome.outcome.body).toString()).toBe('fresh');
+    expect(events.map((e) => e.type)).toContain('leaseLost');
+  });
+
+  it('fails closed with StoreUnavailableError on a hanging store, then opens the circuit', async () => {
+    vi.useFakeTimers();
+    const store = faulty(new MemoryStore({ sweepIntervalMs: 0 }));
+    store.hang.add('begin');
+    const engine = new Engine({
+      store,
+      storeTimeoutMs: 100,
+      breaker: { failureThreshold: 2, cooldownMs: 1_000 },
+    });
+    const run = vi.fn(async () => response('x'));
+    for (let i = 0; i < 2; i++) {
+      const call = engine.execute({ key: 'k', fingerprint: 'f', run, settle: keep });
+      const assertion = expect(call).rejects.toBeInstanceOf(StoreUnavailableError);
+      await vi.advanceTimersByTimeAsync(100);
+      await assertion;
+    }
+    const callsBefore = store.calls.begin;
+    await expect(engine.execute({ key: 'k', fingerprint: 'f', run, settle: keep })).rejects.toThrow(
+      /circuit open/,
+    );
+    expect(store.calls.begin).toBe(callsBefore);
+    store.hang.delete('begin');
+    await vi.advanceTimersByTimeAsync(1_000);
+    await expect(engine.execute({ key: 'k', fingerprint: 'f', run, settle: keep })).resolves.toMatchObject({
+      kind: 'executed',
+    });
+    expect(run).toHaveBeenCalledTimes(1);
+  });
+
+  it('retries a failed complete, so a brief store blip does not lose a finished effect', async () => {
+    const store = faulty(new MemoryStore());
+    const engine = new Engine({ store, breaker: false });
+    const result = engine.execute({
+      key: 'k',
+      fingerprint: 'f',
+      run: async () => {
+        store.fail.add('complete');
+        setTimeout(() => store.fail.delete('complete'), 60);
+        return response('x');
+      },
+      settle: keep,
+    });
+    await expect(result).resolves.toMatchObject({ kind: 'executed', stored: true });
+    expect(store.calls.complete).toBeGreaterThan(1);
+    expect((await store.get('k'))?.state).toBe('completed');
+  });
+
+  it('a complete whose reply was lost is recognised on retry, not misreported as a lost lease', async () => {
+    const store = faulty(new MemoryStore());
+    const engine = new Engine({ store, breaker: false });
+    store.loseReply.add('complete');
+    const result = await engine.execute({
+      key: 'k',
+      fingerprint: 'f',
+      run: async () => response('x'),
+      settle: keep,
+    });
+    expect(result).toMatchObject({ kind: 'executed', stored: true });
+    expect(store.calls.complete).toBe(2);
+  });
+
+  it('a durability shortfall (outcome stored, replicas short) is reported, not retried', async () => {
+    const memory = new MemoryStore();
+    const engine = new Engine({
+      breaker: false,
+      store: {
+        ...faulty(memory),
+        complete: async (input) => {
+          await memory.complete(input);
+          throw new StoreUnavailableError('1 of 2 replicas acknowledged', { outcomeStored: true });
+        },
+      },
+    });
+    const error = await engine
+      .execute({ key: 'k', fingerprint: 'f', run: async () => response('x'), settle: keep })
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(StoreUnavailableError);
+    expect((error as StoreUnavailableError).outcomeStored).toBe(true);
+    expect((await memory.get('k'))?.state).toBe('completed');
+  });
+
+  it('compresses large bodies and replays them identically; over the cap the body is not retained', async () => {
+    const store = new MemoryStore();
+    const engine = new Engine({ store, maxBodyBytes: 100_000 });
+    const body = JSON.stringify({ items: Array.from({ length: 400 }, (_, i) => ({ i, name: `item ${i}` })) });
+    await engine.execute({ key: 'big', fingerprint: 'f', run: async () => response(body), settle: keep });
+    const stored = await store.get('big');
+    expect(stored?.outcome?.encoding).toBe('br');
+    expect(stored?.outcome?.body.byteLength).toBeLessThan(body.length / 3);
+    const replay = await engine.execute({
+      key: 'big',
+      fingerprint: 'f',
+      run: async () => response('no'),
+      settle: keep,
+    });
+    if (replay.kind !== 'replayed' || !replay.outcome.retained) throw new Error('expected replay');
+    expect(Buffer.from(replay.outcome.outcome.body).toString()).toBe(body);
+
+    await engine.execute({
+      key: 'huge',
+      fingerprint: 'f',
+      run: async () => response('x'.repeat(100_001)),
+      settle: keep,
+    });
+    const huge = await engine.execute({
+      key: 'huge',
+      fingerprint: 'f',
+      run: async () => response('again'),
+      settle: keep,
+    });
+    expect(huge).toMatchObject({ kind: 'replayed', outcome: { retained: false, status: 201 } });
+  });
+
+  it('keeps huge bodies in a blob store when one is given', async () => {
+    const blobs = new Map<string, Uint8Array>();
+    const blobStore = {
+      put: async (key: string, body: Uint8Array) => {
+        blobs.set(`blob:${key}`, body);
+        return `blob:${key}`;
+      },
+      get: async (reference: string) => blobs.get(reference),
+    };
+    const engine = new Engine({ store: new MemoryStore(), maxBodyBytes: 10, blobStore });
+    await engine.execute({
+      key: 'k',
+      fingerprint: 'f',
+      run: async () => response('0123456789abcdef'),
+      settle: keep,
+    });
+    const replay = await engine.execute({
+      key: 'k',
+      fingerprint: 'f',
+      run: async () => response('no'),
+      settle: keep,
+    });
+    if (replay.kind !== 'replayed' || !replay.outcome.retained) throw new Error('expected replay');
+    expect(Buffer.from(replay.outcome.outcome.body).toString()).toBe('0123456789abcdef');
+  });
+
+  it('validates options at construction', () => {
+    const store = new MemoryStore();
+    expect(() => new Engine({ store, leaseMs: -1 })).toThrow(InvalidOptionsError);
+    expect(() => new Engine({ store, leaseMs: 1.5 })).toThrow(/leaseMs must be a whole number/);
+    expect(() => new Engine({ store, leseMs: 10 } as never)).toThrow(/unknown option "leseMs"/);
+    expect(() => new Engine({} as never)).toThrow(/a store is required/);
+  });
+
+  it('a throwing event hook never breaks a request', async () => {
+    const engine = new Engine({
+      store: new MemoryStore(),
+      onEvent: () => {
+        throw new Error('hook bug');
+      },
+    });
+    await expect(
+      engine.execute({ key: 'k', fingerprint: 'f', run: async () => response('x'), settle: keep }),
+    ).resolves.toMatchObject({
+      kind: 'executed',
+    });
+  });
+});

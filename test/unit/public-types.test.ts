@@ -1,0 +1,45 @@
+import { describe, expectTypeOf, it } from 'vitest';
+import {
+  type BeginResult,
+  type ExecuteResult,
+  type IdempotentFunction,
+  idempotent,
+  isInProgressError,
+  MemoryStore,
+  type OncelyEvent,
+} from '../../src/index.js';
+
+// Checked by `npm run typecheck` (and so by `npm run lint`); at run time these assertions are no-ops.
+describe('public types', () => {
+  it('idempotent() keeps the input and result types of the wrapped function', () => {
+    const fn = idempotent(async (order: { id: string }) => ({ paid: true as const, id: order.id }), {
+      key: (order) => order.id,
+      scope: 'types',
+      store: new MemoryStore(),
+    });
+    expectTypeOf(fn).toEqualTypeOf<IdempotentFunction<{ id: string }, { paid: true; id: string }>>();
+    expectTypeOf(fn.execute).returns.resolves.toEqualTypeOf<{
+      readonly value: { paid: true; id: string };
+      readonly replayed: boolean;
+    }>();
+  });
+
+  it('results are discriminated unions, and guards narrow unknown errors', () => {
+    expectTypeOf<Extract<BeginResult, { kind: 'inProgress' }>['retryAfterMs']>().toEqualTypeOf<number>();
+    expectTypeOf<Extract<ExecuteResult<string>, { kind: 'executed' }>['result']>().toEqualTypeOf<string>();
+    expectTypeOf<OncelyEvent['type']>().toEqualTypeOf<
+      | 'acquired'
+      | 'takeover'
+      | 'replayed'
+      | 'conflict'
+      | 'mismatch'
+      | 'completed'
+      | 'released'
+      | 'fenced'
+      | 'leaseLost'
+      | 'storeError'
+    >();
+    const error: unknown = new Error('x');
+    if (isInProgressError(error)) expectTypeOf(error.retryAfterMs).toEqualTypeOf<number>();
+  });
+});
