@@ -1,0 +1,5 @@
+export type { KeyLayout } from './keys.js';
+export type { DurableOptions, RedisStoreOptions } from './options.js';
+export type { RedisClient } from './scripts.js';
+export type { RedisStoreStats } from './stats.js';
+export { RedisStore } from './store.js';

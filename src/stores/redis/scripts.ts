@@ -1,0 +1,72 @@
+import { createHash } from 'node:crypto';
+import type { Cluster, Redis } from 'ioredis';
+import beginLua from './scripts/begin-1.lua.generated.js';
+import completeLua from './scripts/complete-1.lua.generated.js';
+import deleteLua from './scripts/delete-1.lua.generated.js';
+import getLua from './scripts/get-1.lua.generated.js';
+import pendingLua from './scripts/pending-1.lua.generated.js';
+import releaseLua from './scripts/release-1.lua.generated.js';
+import renewLua from './scripts/renew-1.lua.generated.js';
+
+/** A caller-owned ioredis connection: standalone, Sentinel-backed, or a Cluster. */
+export type RedisClient = Redis | Cluster;
+
+const SOURCES = {
+  begin: beginLua,
+  complete: completeLua,
+  release: releaseLua,
+  renew: renewLua,
+  get: getLua,
+  delete: deleteLua,
+  pending: pendingLua,
+} as const;
+
+export type ScriptName = keyof typeof SOURCES;
+export type ScriptArg = string | number | Buffer | Uint8Array;
+
+/**
+ * The command each script is registered under: `oncely_<verb>_<first 10 hex of its SHA-1>`. The suffix is the
+ * script's version, derived from its text, so two oncely versions sharing one client never overwrite each
+ * other's scripts and a changed script can never be forgotten when bumping a version by hand.
+ */
+export const commandNames: Readonly<Record<ScriptName, string>> = Object.fromEntries(
+  Object.entries(SOURCES).map(([name, lua]) => [
+    name,
+    `oncely_${name}_${createHash('sha1').update(lua).digest('hex').slice(0, 10)}`,
+  ]),
+) as Record<ScriptName, string>;
+
+type ScriptFunction = (key: string, ...args: ScriptArg[]) => Promise<unknown>;
+/** The methods `defineCommand` adds: `<name>` (strings back) and `<name>Buffer` (bytes back). */
+type ScriptMethods = Record<string, ScriptFunction | undefined>;
+
+/**
+ * Registers every script on the client with `defineCommand` (once per client), which gives EVALSHA with an EVAL
+ * fallback per connection and a transparent reload after NOSCRIPT (a restart, failover or `SCRIPT FLUSH`).
+ * Cluster routes each call by its single key's slot.
+ */
+export function registerScripts(client: RedisClient): void {
+  const methods = client as unknown as ScriptMethods;
+  for (const [name, lua] of Object.entries(SOURCES)) {
+    const command = commandNames[name as ScriptName];
+    if (typeof methods[command] === 'function') continue;
+    client.defineCommand(command, { lua, numberOfKeys: 1 });
+  }
+}
+
+/** Runs a registered script; `bytes` asks for Buffers instead of strings (bodies are binary). */
+export function runScript(
+  target: RedisClient | ReturnType<RedisClient['pipeline']>,
+  name: ScriptName,
+  key: string,
+  args: readonly ScriptArg[],
+  bytes = false,
+): Promise<unknown> {
+  const method = (target as unknown as ScriptMethods)[`${commandNames[name]}${bytes ? 'Buffer' : ''}`];
+  if (method === undefined) throw new Error(`the oncely script ${name} is not registered on this client`);
+  return method.call(target, key, ...args);
+}
+
+export function isCluster(client: RedisClient): client is Cluster {
+  return client.isCluster === true;
+}

@@ -1,0 +1,210 @@
+import { StoreUnavailableError } from '../../core/errors.js';
+import type {
+  BeginInput,
+  BeginResult,
+  CompleteInput,
+  KeyRecord,
+  ReleaseInput,
+  RenewInput,
+  Store,
+  TransitionResult,
+  WaitForOptions,
+} from '../../core/store.js';
+import { ConnectionGate, toStoreError } from './connection.js';
+import { type KeyLayout, keyLayout } from './keys.js';
+import { type RedisStoreOptions, type ResolvedOptions, resolveOptions } from './options.js';
+import { asBeginResult, asTransitionResult, decodeRecord, decodeReply, encodeHeaders } from './replies.js';
+import {
+  isCluster,
+  type RedisClient,
+  registerScripts,
+  runScript,
+  type ScriptArg,
+  type ScriptName,
+} from './scripts.js';
+import { type RedisStoreStats, scanStats } from './stats.js';
+import { SettleWaiter } from './waiter.js';
+
+/**
+ * The Redis store: one HASH per record at `<prefix>:{<key>}`, every transition one Lua script on that key, so
+ * each is atomic and the store runs unchanged on standalone Redis, Sentinel and Cluster (Redis >= 6.2). A new
+ * request costs two round trips (begin, complete), a replay one: `begin` returns the stored outcome itself.
+ * Fencing tokens and leases are checked inside the scripts; time comes from Redis `TIME`.
+ *
+ * @example
+ * import { Redis } from 'ioredis';
+ * import { Engine } from 'oncely';
+ * import { RedisStore } from 'oncely/redis';
+ *
+ * const client = new Redis({ enableOfflineQueue: false, maxRetriesPerRequest: 0 });
+ * const store = new RedisStore({ client, prefix: 'payments' });
+ * const engine = new Engine({ store });
+ */
+export class RedisStore implements Store {
+  readonly name = 'redis';
+  readonly #options: ResolvedOptions;
+  readonly #client: RedisClient;
+  readonly #keys: KeyLayout;
+  readonly #gate: ConnectionGate;
+  readonly #waiter: SettleWaiter;
+  #ownSubscriber: RedisClient | undefined;
+  #closed = false;
+
+  constructor(options: RedisStoreOptions) {
+    this.#options = resolveOptions(options);
+    this.#client = this.#options.client;
+    this.#keys = keyLayout(this.#options.prefix);
+    this.#gate = new ConnectionGate(this.#client, this.#options.connectWaitMs);
+    registerScripts(this.#client);
+    this.#waiter = new SettleWaiter({
+      subscriber: () => this.#subscriber(),
+      channel: (key) => this.#keys.channel(key),
+      pending: async (key) => (await this.#run('pending', key, [this.#now()])) === 1,
+      pollIntervalMs: this.#options.pollIntervalMs,
+    });
+  }
+
+  /** The key layout (prefix, record key and channel of a store key), for tools and tests. */
+  get keys(): KeyLayout {
+    return this.#keys;
+  }
+
+  async begin({ key, fingerprint, leaseMs, retentionMs }: BeginInput): Promise<BeginResult> {
+    const reply = await this.#run('begin', key, [fingerprint, leaseMs, retentionMs, this.#now()], true);
+    return asBeginResult(decodeReply(reply));
+  }
+
+  async complete({ key, token, outcome, retentionMs }: CompleteInput): Promise<TransitionResult> {
+    const { status, headers, body, encoding, storage } = outcome;
+    const bytes = Buffer.from(body.buffer, body.byteOffset, body.byteLength);
+    const channel = this.#keys.channel(key);
+    const args = [
+      token,
+      retentionMs,
+      this.#now(),
+      channel,
+      status,
+      encodeHeaders(headers),
+      bytes,
+      encoding,
+      storage,
+    ];
+    if (this.#options.durable !== undefined) return this.#completeDurably(key, args);
+    return asTransitionResult(decodeReply(await this.#run('complete', key, args)));
+  }
+
+  async release({ key, token }: ReleaseInput): Promise<TransitionResult> {
+    const reply = await this.#run('release', key, [token, this.#now(), this.#keys.channel(key)]);
+    return asTransitionResult(decodeReply(reply));
+  }
+
+  async renew({ key, token, leaseMs }: RenewInput): Promise<TransitionResult> {
+    return asTransitionResult(decodeReply(await this.#run('renew', key, [token, leaseMs, this.#now()])));
+  }
+
+  async get(key: string): Promise<KeyRecord | undefined> {
+    return decodeRecord(key, await this.#run('get', key, [this.#now()], true));
+  }
+
+  async delete(key: string): Promise<boolean> {
+    return (await this.#run('delete', key, [this.#now(), this.#keys.channel(key)])) === 1;
+  }
+
+  /**
+   * Resolves true once the key is no longer in progress, false at the timeout: a pub/sub notice on one shared
+   * subscriber connection, a re-check after subscribing, and polling every `pollIntervalMs` as the fallback.
+   */
+  waitFor(key: string, options: WaitForOptions): Promise<boolean> {
+    return this.#waiter.wait(key, options);
+  }
+
+  /** Counts records by state with a bounded SCAN of the prefix (every master of a Cluster). */
+  async stats(): Promise<RedisStoreStats> {
+    if (this.#closed) throw new StoreUnavailableError('the redis store is closed');
+    try {
+      return await scanStats(this.#client, this.#keys, this.#options.clock, this.#options.statsScanLimit);
+    } catch (error) {
+      throw toStoreError('stats', error);
+    }
+  }
+
+  /** Stops the waiters and closes the subscriber connection the store made; never the caller's client. */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#waiter.close();
+    this.#ownSubscriber?.disconnect();
+    this.#ownSubscriber = undefined;
+  }
+
+  /** Time travels to the scripts only when a clock was given; '' makes them read Redis `TIME`. */
+  #now(): string {
+    const clock = this.#options.clock;
+    return clock === undefined ? '' : String(clock());
+  }
+
+  #run(name: ScriptName, key: string, args: readonly ScriptArg[], bytes = false): Promise<unknown> {
+    if (this.#closed)
+      return Promise.reject(new StoreUnavailableError(`redis ${name} refused: the store is closed`));
+    const send = () => runScript(this.#client, name, this.#keys.record(key), args, bytes);
+    const gate = this.#gate.check(name);
+    return (gate === undefined ? send() : gate.then(send)).catch((error: unknown) => {
+      throw toStoreError(name, error);
+    });
+  }
+
+  /**
+   * The complete and a `WAIT` in one pipeline (one round trip, routed to the record's primary on a Cluster). A
+   * shortfall is reported, not hidden: the record is on the primary but may be lost if it fails right now.
+   */
+  async #completeDurably(key: string, args: readonly ScriptArg[]): Promise<TransitionResult> {
+    const { replicas, timeoutMs } = this.#options.durable!;
+    const replies = await this.#pipeline('complete', (pipeline) => {
+      runScript(pipeline, 'complete', this.#keys.record(key), args);
+      pipeline.wait(replicas, timeoutMs);
+    });
+    const result = asTransitionResult(decodeReply(replies[0]));
+    const acknowledged = replies[1];
+    if (result.kind === 'ok' && (typeof acknowledged !== 'number' || acknowledged < replicas)) {
+      throw new StoreUnavailableError(
+        `redis complete: the record is stored on the primary but ${String(acknowledged)} of ${replicas} replicas acknowledged it within ${timeoutMs} ms; it can be lost if the primary fails now`,
+        { outcomeStored: true },
+      );
+    }
+    return result;
+  }
+
+  async #pipeline(
+    name: ScriptName,
+    build: (pipeline: ReturnType<RedisClient['pipeline']>) => void,
+  ): Promise<unknown[]> {
+    if (this.#closed) throw new StoreUnavailableError(`redis ${name} refused: the store is closed`);
+    try {
+      await this.#gate.check(name);
+      const pipeline = this.#client.pipeline();
+      build(pipeline);
+      const results = (await pipeline.exec()) ?? [];
+      return results.map(([error, reply]) => {
+        if (error) throw error;
+        return reply;
+      });
+    } catch (error) {
+      throw toStoreError(name, error);
+    }
+  }
+
+  #subscriber(): RedisClient {
+    if (this.#options.subscriber !== undefined) return this.#options.subscriber;
+    // Pub/sub needs a connection of its own; this one is the store's, so the store may choose its options: an
+    // offline queue lets a SUBSCRIBE sent while it connects go out once it is up (waiters poll meanwhile).
+    const client = this.#client;
+    const subscriber: RedisClient = isCluster(client)
+      ? client.duplicate(undefined, { enableOfflineQueue: true })
+      : client.duplicate({ enableOfflineQueue: true, lazyConnect: false });
+    subscriber.on('error', () => {
+      // Reconnects are automatic and waiters poll meanwhile; an unhandled 'error' event would only add noise.
+    });
+    this.#ownSubscriber = subscriber;
+    return subscriber;
+  }
+}

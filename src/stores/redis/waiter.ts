@@ -1,0 +1,114 @@
+import type { WaitForOptions } from '../../core/store.js';
+import type { RedisClient } from './scripts.js';
+
+export interface SettleWaiterOptions {
+  /** The shared subscriber connection, created on first use. */
+  readonly subscriber: () => RedisClient;
+  /** The channel that announces the key left the in-progress state. */
+  readonly channel: (key: string) => string;
+  /** Whether the key is still in progress (one round trip on the store's own connection). */
+  readonly pending: (key: string) => Promise<boolean>;
+  /** How often a waiter re-checks the record in case a notice was lost. */
+  readonly pollIntervalMs: number;
+}
+
+/**
+ * `waitFor` over Redis pub/sub: every waiter of the store shares ONE subscriber connection, with one channel
+ * subscription per key being waited on (dropped when its last waiter leaves). Pub/sub is at most once (a notice
+ * sent while the subscriber reconnects is lost), so each waiter also re-checks the record after subscribing
+ * (closing the race with a completion that happened just before) and then every `pollIntervalMs`.
+ */
+export class SettleWaiter {
+  readonly #options: SettleWaiterOptions;
+  readonly #wakers = new Map<string, Set<(settled: boolean) => void>>();
+  readonly #subscriptions = new Map<string, Promise<unknown>>();
+  #connection: RedisClient | undefined;
+  #closed = false;
+
+  constructor(options: SettleWaiterOptions) {
+    this.#options = options;
+  }
+
+  /** Resolves true once the key is no longer in progress, false at the timeout or on abort. */
+  wait(key: string, { timeoutMs, signal }: WaitForOptions): Promise<boolean> {
+    if (this.#closed || signal?.aborted) return Promise.resolve(false);
+    const channel = this.#options.channel(key);
+    return new Promise<boolean>((resolve) => {
+      let done = false;
+      let pollTimer: NodeJS.Timeout | undefined;
+      const finish = (settled: boolean) => {
+        if (done) return;
+        done = true;
+        clearTimeout(deadline);
+        clearTimeout(pollTimer);
+        signal?.removeEventListener('abort', onAbort);
+        this.#removeWaker(channel, finish);
+        resolve(settled);
+      };
+      const onAbort = () => finish(false);
+      const deadline = setTimeout(() => finish(false), timeoutMs);
+      signal?.addEventListener('abort', onAbort, { once: true });
+      this.#addWaker(channel, finish);
+
+      const poll = async () => {
+        if (done) return;
+        try {
+          if (!(await this.#options.pending(key))) return finish(true);
+        } catch {
+          // The store is failing: keep waiting until the deadline; the caller's next begin reports the outage.
+        }
+        if (!done) pollTimer = setTimeout(poll, this.#options.pollIntervalMs);
+      };
+      // The first check waits for the subscription (so no completion can slip between check and subscribe),
+      // but never longer than one polling interval, in case the subscriber connection is down.
+      const subscribed = this.#subscribe(channel).catch(() => undefined);
+      const patience = new Promise((r) => {
+        pollTimer = setTimeout(r, this.#options.pollIntervalMs);
+      });
+      void Promise.race([subscribed, patience]).then(() => {
+        clearTimeout(pollTimer);
+        return poll();
+      });
+    });
+  }
+
+  /** Wakes every waiter with false and drops the subscriptions; the connection itself is the store's to close. */
+  close(): void {
+    this.#closed = true;
+    for (const wakers of [...this.#wakers.values()]) for (const wake of [...wakers]) wake(false);
+    if (this.#connection !== undefined) this.#connection.removeListener('message', this.#onMessage);
+  }
+
+  readonly #onMessage = (channel: string): void => {
+    const wakers = this.#wakers.get(channel);
+    if (wakers !== undefined) for (const wake of [...wakers]) wake(true);
+  };
+
+  #addWaker(channel: string, wake: (settled: boolean) => void): void {
+    const wakers = this.#wakers.get(channel) ?? new Set();
+    wakers.add(wake);
+    this.#wakers.set(channel, wakers);
+  }
+
+  #removeWaker(channel: string, wake: (settled: boolean) => void): void {
+    const wakers = this.#wakers.get(channel);
+    if (wakers === undefined || !wakers.delete(wake) || wakers.size > 0) return;
+    this.#wakers.delete(channel);
+    if (!this.#subscriptions.delete(channel) || this.#connection === undefined) return;
+    // Commands on one connection run in order, so a later SUBSCRIBE of the same channel still takes effect.
+    this.#connection.unsubscribe(channel).catch(() => undefined);
+  }
+
+  #subscribe(channel: string): Promise<unknown> {
+    let subscription = this.#subscriptions.get(channel);
+    if (subscription === undefined) {
+      if (this.#connection === undefined) {
+        this.#connection = this.#options.subscriber();
+        this.#connection.on('message', this.#onMessage);
+      }
+      subscription = this.#connection.subscribe(channel);
+      this.#subscriptions.set(channel, subscription);
+    }
+    return subscription;
+  }
+}

@@ -1,0 +1,224 @@
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, it } from 'vitest';
+import {
+  isCorruptRecordError,
+  isInvalidOptionsError,
+  isStoreUnavailableError,
+} from '../../src/core/errors.js';
+import type { StoredOutcome } from '../../src/core/store.js';
+import { RedisStore, type RedisStoreOptions } from '../../src/stores/redis/index.js';
+import { type RedisProcess, startRedis, stopAll } from './support/redis-server.js';
+
+// Behaviour the contract suite cannot see: the key layout, TTLs, raw bytes, Redis TIME, pub/sub, stats, WAIT.
+let server: RedisProcess | undefined;
+let client: Redis;
+let admin: Redis;
+
+beforeAll(async () => {
+  server = await startRedis();
+  client = new Redis({
+    port: server.port,
+    host: '127.0.0.1',
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 0,
+  });
+  admin = new Redis({ port: server.port, host: '127.0.0.1' });
+  await new Promise((resolve) => client.once('ready', resolve));
+});
+
+afterAll(async () => {
+  client?.disconnect();
+  admin?.disconnect();
+  await stopAll([server]);
+});
+
+const lease = { leaseMs: 10_000, retentionMs: 60_000 };
+const store = (options: Partial<RedisStoreOptions> = {}) =>
+  new RedisStore({ client, prefix: `t${randomUUID().slice(0, 8)}`, ...options });
+const outcome = (body: Uint8Array): StoredOutcome => ({
+  status: 200,
+  headers: [['content-type', 'application/octet-stream']],
+  body,
+  encoding: 'identity',
+  storage: 'inline',
+});
+
+async function serverNow(): Promise<number> {
+  const [seconds, micros] = await admin.time();
+  return Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
+}
+
+describe('RedisStore options', () => {
+  it('are checked at construction with a clear message', () => {
+    const bad: unknown[] = [
+      undefined,
+      {},
+      { client: {} },
+      { client, prefix: '' },
+      { client, prefix: '{tenant}' },
+      { client, prefx: 'x' },
+      { client, clock: 5 },
+      { client, durable: { replicas: 0, timeoutMs: 10 } },
+      { client, durable: { replicas: 1 } },
+      { client, connectWaitMs: -1 },
+      { client, pollIntervalMs: 0 },
+    ];
+    for (const options of bad) {
+      assert.throws(
+        () => new RedisStore(options as RedisStoreOptions),
+        isInvalidOptionsError,
+        JSON.stringify(options),
+      );
+    }
+  });
+});
+
+describe('RedisStore records', () => {
+  it('live in one HASH at <prefix>:{<key>} and carry a TTL after every transition', async () => {
+    const s = store();
+    const key = randomUUID();
+    const recordKey = `${s.keys.prefix}:{${key}}`;
+    assert.equal(s.keys.record(key), recordKey);
+    const ttl = async () => admin.pttl(recordKey);
+
+    const first = await s.begin({ key, fingerprint: 'f', leaseMs: 50, retentionMs: 60_000 });
+    assert.ok(first.kind === 'acquired');
+    assert.equal(await admin.type(recordKey), 'hash');
+    assert.deepEqual(
+      (await admin.keys(`${s.keys.prefix}*`)).sort(),
+      [recordKey],
+      'one key per record, nothing else',
+    );
+    assert.ok((await ttl()) > 0);
+    await new Promise((resolve) => setTimeout(resolve, 60));
+    const second = await s.begin({ key, fingerprint: 'f', leaseMs: 10_000, retentionMs: 60_000 });
+    assert.ok(second.kind === 'acquired' && second.takeover);
+    assert.ok((await ttl()) > 0);
+    assert.deepEqual(await s.renew({ key, token: second.token, leaseMs: 10_000 }), { kind: 'ok' });
+    assert.ok((await ttl()) > 0);
+    assert.deepEqual(await s.release({ key, token: second.token }), { kind: 'ok' });
+    assert.ok((await ttl()) > 0);
+    const third = await s.begin({ key, fingerprint: 'f', ...lease });
+    assert.ok(third.kind === 'acquired');
+    await s.complete({ key, token: third.token, outcome: outcome(new Uint8Array([1])), retentionMs: 5_000 });
+    const completedTtl = await ttl();
+    assert.ok(
+      completedTtl > 0 && completedTtl <= 5_000,
+      `the retention of the completion is the TTL (${completedTtl})`,
+    );
+  });
+
+  it('store body bytes raw (no base64, no JSON) and give them back byte for byte', async () => {
+    const s = store();
+    const key = randomUUID();
+    const body = Buffer.from([0, 255, 254, 0xc3, 0x28, 10, 13, 0, 1, 2, 0x80]); // NULs and invalid UTF-8
+    const first = await s.begin({ key, fingerprint: 'f', ...lease });
+    assert.ok(first.kind === 'acquired');
+    await s.complete({
+      key,
+      token: first.token,
+      outcome: { ...outcome(body), encoding: 'br' },
+      retentionMs: 60_000,
+    });
+    assert.deepEqual(await admin.hgetBuffer(s.keys.record(key), 'b'), body);
+    const replay = await s.begin({ key, fingerprint: 'f', ...lease });
+    assert.ok(replay.kind === 'replay');
+    assert.deepEqual(Buffer.from(replay.outcome.body), body);
+    assert.equal(replay.outcome.encoding, 'br');
+  });
+
+  it('take their time from Redis TIME when no clock is given', async () => {
+    const s = store();
+    const key = randomUUID();
+    const before = await serverNow();
+    const first = await s.begin({ key, fingerprint: 'f', ...lease });
+    const after = await serverNow();
+    assert.ok(first.kind === 'acquired');
+    assert.ok(first.token >= before && first.token <= after, 'the first token is the server time');
+    const record = await s.get(key);
+    assert.ok(
+      record && record.leaseUntil >= before + lease.leaseMs && record.leaseUntil <= after + lease.leaseMs,
+    );
+  });
+
+  it('a key holding something else is reported corrupt, never replayed', async () => {
+    const s = store();
+    const wrongType = randomUUID();
+    await admin.set(s.keys.record(wrongType), 'not a hash');
+    await assert.rejects(s.begin({ key: wrongType, fingerprint: 'f', ...lease }), isCorruptRecordError);
+    const halfWritten = randomUUID();
+    await admin.hset(s.keys.record(halfWritten), 's', 'c', 'e', String(Date.now() + 60_000));
+    await assert.rejects(s.begin({ key: halfWritten, fingerprint: 'f', ...lease }), isCorruptRecordError);
+  });
+
+  it('work through a client with a keyPrefix, stats included', async () => {
+    const prefixed = new Redis({ port: server!.port, host: '127.0.0.1', keyPrefix: 'app:' });
+    try {
+      const s = new RedisStore({ client: prefixed, prefix: `t${randomUUID().slice(0, 8)}` });
+      const first = await s.begin({ key: 'k', fingerprint: 'f', ...lease });
+      assert.ok(first.kind === 'acquired');
+      assert.equal(await admin.exists(`app:${s.keys.record('k')}`), 1);
+      assert.equal((await s.stats()).inProgress, 1);
+    } finally {
+      prefixed.disconnect();
+    }
+  });
+});
+
+describe('RedisStore stats', () => {
+  it('counts records by state with a bounded SCAN', async () => {
+    const s = store();
+    for (let i = 0; i < 5; i++) {
+      const r = await s.begin({ key: `k${i}`, fingerprint: 'f', ...lease });
+      assert.ok(r.kind === 'acquired');
+      if (i < 2)
+        await s.complete({
+          key: `k${i}`,
+          token: r.token,
+          outcome: outcome(new Uint8Array(10)),
+          retentionMs: 60_000,
+        });
+      if (i === 2) await s.release({ key: `k${i}`, token: r.token });
+    }
+    const stats = await s.stats();
+    assert.deepEqual(
+      { ...stats, bytes: undefined },
+      {
+        records: 5,
+        inProgress: 2,
+        completed: 2,
+        released: 1,
+        expired: 0,
+        truncated: false,
+        bytes: undefined,
+      },
+    );
+    assert.ok((stats.bytes ?? 0) > 0);
+    const bounded = await store({ statsScanLimit: 3 }).stats();
+    assert.equal(bounded.records, 0, 'another prefix sees none of these');
+    const limited = await new RedisStore({ client, prefix: s.keys.prefix, statsScanLimit: 3 }).stats();
+    assert.equal(limited.records, 3);
+    assert.equal(limited.truncated, true);
+  });
+});
+
+describe('RedisStore durable', () => {
+  it('reports a WAIT shortfall instead of hiding it, with the record kept on the primary', async () => {
+    const s = store({ durable: { replicas: 1, timeoutMs: 20 } });
+    const key = randomUUID();
+    const first = await s.begin({ key, fingerprint: 'f', ...lease });
+    assert.ok(first.kind === 'acquired');
+    await assert.rejects(
+      s.complete({ key, token: first.token, outcome: outcome(new Uint8Array(1)), retentionMs: 60_000 }),
+      (error) => isStoreUnavailableError(error) && /0 of 1 replicas/.test(error.message),
+    );
+    assert.equal((await s.get(key))?.state, 'completed');
+    // A fenced complete has nothing to confirm.
+    assert.deepEqual(
+      await s.complete({ key, token: first.token, outcome: outcome(new Uint8Array(1)), retentionMs: 60_000 }),
+      { kind: 'fenced' },
+    );
+  });
+});
