@@ -1,0 +1,25 @@
+import type { Client } from 'pg';
+import type { ExecutionContext } from '../../core/engine.js';
+import { InvalidOptionsError } from '../../core/errors.js';
+
+/**
+ * The transaction's `pg` client from the context oncely hands your code in transactional mode: write through it
+ * and your rows commit or roll back with the key's record. Throws when the store is not transactional, because
+ * writes through any other connection would commit on their own.
+ *
+ * @example
+ * const pay = idempotent(async (order: Order, context) => {
+ *   const client = transactionOf(context);
+ *   await client.query('INSERT INTO payments (order_id, amount) VALUES ($1, $2)', [order.id, order.amount]);
+ *   return { paid: order.amount };
+ * }, { store: store.transactional(), key: (order) => order.id });
+ */
+export function transactionOf(context: Pick<ExecutionContext, 'transaction'>): Client {
+  const transaction = context?.transaction;
+  if (transaction === null || typeof transaction !== 'object' || !('query' in transaction)) {
+    throw new InvalidOptionsError(
+      'transactionOf: no transaction in this context; use store.transactional() as the store',
+    );
+  }
+  return transaction as Client;
+}

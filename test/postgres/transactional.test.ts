@@ -1,0 +1,352 @@
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  FingerprintMismatchError,
+  InProgressError,
+  idempotent,
+  isStoreUnavailableError,
+  type OncelyEvent,
+  scopedKey,
+} from '../../src/index.js';
+import { PostgresStore, transactionOf } from '../../src/stores/postgres/index.js';
+import { requireService } from '../support/services.js';
+import { createTestSchema, DATABASE_URL, type TestSchema } from './support.js';
+
+interface Payment {
+  readonly id: string;
+  readonly cents: number;
+}
+
+let db: TestSchema;
+let store: PostgresStore;
+let payments: string;
+
+beforeAll(async () => {
+  await requireService('postgres');
+  db = await createTestSchema('tx');
+  store = new PostgresStore({ pool: db.pool, schema: db.schema });
+  payments = db.table('payments');
+  await db.pool.query(`CREATE TABLE ${payments} (id text NOT NULL, cents integer NOT NULL, pid integer)`);
+});
+afterAll(async () => {
+  await store?.close();
+  await db?.drop();
+});
+
+const rowsFor = async (id: string) =>
+  Number((await db.pool.query(`SELECT count(*) FROM ${payments} WHERE id = $1`, [id])).rows[0].count);
+const recordFor = (scope: string, id: string) => store.get(scopedKey(`fn:${scope}`, id));
+
+/** A payments handler that writes its business row through the transaction oncely hands it. */
+function payHandler(scope: string, hooks: { inside?: (pid: number) => Promise<void>; fail?: boolean } = {}) {
+  let runs = 0;
+  const pay = idempotent(
+    async (payment: Payment, context) => {
+      runs += 1;
+      const client = transactionOf(context);
+      const { rows } = await client.query('SELECT pg_backend_pid() AS pid');
+      await client.query(`INSERT INTO ${payments} (id, cents, pid) VALUES ($1, $2, $3)`, [
+        payment.id,
+        payment.cents,
+        rows[0].pid,
+      ]);
+      await hooks.inside?.(rows[0].pid);
+      await client.query('SELECT 1');
+      if (hooks.fail) throw new Error('card declined after the insert');
+      return { paid: payment.cents, token: context.token };
+    },
+    { store: store.transactional(), scope, key: (payment) => payment.id },
+  );
+  return { pay, runs: () => runs };
+}
+
+describe('transactional mode', () => {
+  it('commits the business row and the key record together; a retry replays without running', async () => {
+    const { pay, runs } = payHandler('commit');
+    const first = await pay.execute({ id: 'p1', cents: 500 });
+    const second = await pay.execute({ id: 'p1', cents: 500 });
+    expect(first.replayed).toBe(false);
+    expect(second).toEqual({ value: first.value, replayed: true });
+    expect(runs()).toBe(1);
+    expect(await rowsFor('p1')).toBe(1);
+    expect((await recordFor('commit', 'p1'))?.state).toBe('completed');
+  });
+
+  it('a handler that throws rolls back both: no key, no row; a retry runs exactly once', async () => {
+    let fail = true;
+    const { pay, runs } = payHandler('throws', {
+      inside: async () => {
+        if (fail) throw new Error('declined');
+      },
+    });
+    await expect(pay({ id: 'p2', cents: 700 })).rejects.toThrow('declined');
+    expect(await rowsFor('p2')).toBe(0);
+    expect(await recordFor('throws', 'p2')).toBeUndefined();
+    fail = false;
+    await pay({ id: 'p2', cents: 700 });
+    await pay({ id: 'p2', cents: 700 });
+    expect(runs()).toBe(2);
+    expect(await rowsFor('p2')).toBe(1);
+  });
+
+  it('a result the policy does not keep rolls the business writes back with the claim', async () => {
+    let runs = 0;
+    const pay = idempotent(
+      async (payment: Payment, context) => {
+        runs += 1;
+        await transactionOf(context).query(`INSERT INTO ${payments} (id, cents) VALUES ($1, $2)`, [
+          payment.id,
+          payment.cents,
+        ]);
+        return { status: 503 };
+      },
+      { store: store.transactional(), scope: 'notKept', key: (p) => p.id, keep: (r) => r.status < 500 },
+    );
+    expect(await pay({ id: 'p3', cents: 1 })).toEqual({ status: 503 });
+    expect(await rowsFor('p3')).toBe(0);
+    expect(await recordFor('notKept', 'p3')).toBeUndefined();
+    await pay({ id: 'p3', cents: 1 });
+    expect(runs).toBe(2);
+  });
+
+  it('pg_terminate_backend mid-transaction leaves neither key nor row; a retry executes exactly once', async () => {
+    let killed = false;
+    const { pay, runs } = payHandler('terminated', {
+      inside: async (pid) => {
+        if (killed) return;
+        killed = true;
+        await db.pool.query('SELECT pg_terminate_backend($1)', [pid]);
+      },
+    });
+    const error = await pay({ id: 'p4', cents: 900 }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(Error);
+    expect(await rowsFor('p4')).toBe(0);
+    expect(await recordFor('terminated', 'p4')).toBeUndefined();
+    const retried = await pay.execute({ id: 'p4', cents: 900 });
+    expect(retried.replayed).toBe(false);
+    expect((await pay.execute({ id: 'p4', cents: 900 })).replayed).toBe(true);
+    expect(runs()).toBe(2);
+    expect(await rowsFor('p4')).toBe(1);
+  });
+
+  it('a store failure at the claim is a StoreUnavailableError carrying the SQLSTATE', async () => {
+    const broken = new PostgresStore({ pool: db.pool, schema: db.schema, table: 'no_such_table' });
+    const pay = idempotent(async () => 1, {
+      store: broken.transactional(),
+      scope: 'missing',
+      key: () => 'k',
+    });
+    const error = await pay(undefined).catch((e: unknown) => e);
+    expect(isStoreUnavailableError(error)).toBe(true);
+    expect((error as Error).message).toContain('42P01');
+    expect(((error as Error).cause as { code: string }).code).toBe('42P01');
+  });
+
+  it('a concurrent duplicate waits for the open transaction and replays its outcome', async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let entered!: () => void;
+    const inside = new Promise<void>((resolve) => {
+      entered = resolve;
+    });
+    const { pay, runs } = payHandler('wait', {
+      inside: async () => {
+        entered();
+        await gate;
+      },
+    });
+    const waiting = idempotent(async () => ({ paid: -1, token: 0 }), {
+      store: store.transactional(),
+      scope: 'wait',
+      key: (payment: Payment) => payment.id,
+      waitMs: 10_000,
+    });
+    const first = pay.execute({ id: 'p5', cents: 1 });
+    await inside;
+    const duplicate = waiting.execute({ id: 'p5', cents: 1 });
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    release();
+    const [a, b] = await Promise.all([first, duplicate]);
+    expect(a.replayed).toBe(false);
+    expect(b).toEqual({ value: a.value, replayed: true });
+    expect(runs()).toBe(1);
+    expect(await rowsFor('p5')).toBe(1);
+  });
+
+  it('at serializable isolation a waiting duplicate restarts its claim and replays', async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let entered!: () => void;
+    const inside = new Promise<void>((resolve) => {
+      entered = resolve;
+    });
+    const serializable = store.transactional({ isolation: 'serializable' });
+    const run = (waitMs: number, hold: boolean) =>
+      idempotent(
+        async (payment: Payment, context) => {
+          await transactionOf(context).query(`INSERT INTO ${payments} (id, cents) VALUES ($1, $2)`, [
+            payment.id,
+            payment.cents,
+          ]);
+          if (hold) {
+            entered();
+            await gate;
+          }
+          return payment.cents;
+        },
+        { store: serializable, scope: 'serializable', key: (p) => p.id, waitMs },
+      );
+    const first = run(0, true).execute({ id: 'p10', cents: 5 });
+    await inside;
+    const duplicate = run(10_000, false).execute({ id: 'p10', cents: 5 });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    release();
+    expect(await first).toEqual({ value: 5, replayed: false });
+    expect(await duplicate).toEqual({ value: 5, replayed: true });
+    expect(await rowsFor('p10')).toBe(1);
+  });
+
+  it('without waitMs a duplicate of an open transaction gets InProgressError at once', async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let entered!: () => void;
+    const inside = new Promise<void>((resolve) => {
+      entered = resolve;
+    });
+    const { pay } = payHandler('nowait', {
+      inside: async () => {
+        entered();
+        await gate;
+      },
+    });
+    const first = pay({ id: 'p6', cents: 1 });
+    await inside;
+    const error = await pay({ id: 'p6', cents: 1 }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(InProgressError);
+    release();
+    await first;
+    expect(await rowsFor('p6')).toBe(1);
+  });
+
+  it('the same key with other input is a FingerprintMismatchError', async () => {
+    const { pay } = payHandler('mismatch');
+    await pay({ id: 'p7', cents: 1 });
+    await expect(pay({ id: 'p7', cents: 2 })).rejects.toBeInstanceOf(FingerprintMismatchError);
+  });
+
+  it('joins the caller’s transaction: nothing is durable until the caller commits, all is gone on rollback', async () => {
+    const client = await db.pool.connect();
+    try {
+      const joined = store.transactional({ client });
+      const pay = idempotent(
+        async (payment: Payment, context) => {
+          await transactionOf(context).query(`INSERT INTO ${payments} (id, cents) VALUES ($1, $2)`, [
+            payment.id,
+            payment.cents,
+          ]);
+          return payment.cents;
+        },
+        { store: joined, scope: 'joined', key: (p) => p.id },
+      );
+      await client.query('BEGIN');
+      await pay({ id: 'p8', cents: 3 });
+      expect(await rowsFor('p8')).toBe(0);
+      await client.query('ROLLBACK');
+      expect(await recordFor('joined', 'p8')).toBeUndefined();
+      await client.query('BEGIN');
+      await client.query(`INSERT INTO ${payments} (id, cents) VALUES ('p8-before', 0)`);
+      await pay({ id: 'p8', cents: 3 });
+      expect((await pay.execute({ id: 'p8', cents: 3 })).replayed).toBe(true);
+      await client.query('COMMIT');
+      expect(await rowsFor('p8')).toBe(1);
+      expect(await rowsFor('p8-before')).toBe(1);
+      expect((await recordFor('joined', 'p8'))?.state).toBe('completed');
+      const outside = idempotent(async () => 1, { store: joined, scope: 'joined', key: () => 'no-begin' });
+      const error = await outside(undefined).catch((e: unknown) => e);
+      expect(isStoreUnavailableError(error)).toBe(true);
+      expect((error as Error).message).toContain('run BEGIN on that client first');
+    } finally {
+      client.release();
+    }
+  });
+
+  it('costs one round trip beyond the business transaction; a replay costs two', async () => {
+    const counted: string[] = [];
+    const connect = db.pool.connect.bind(db.pool);
+    const counting = Object.create(db.pool) as typeof db.pool;
+    counting.connect = (async () => {
+      const client = await connect();
+      const query = client.query.bind(client);
+      return Object.assign(Object.create(client), {
+        query: (config: string | { text: string }, ...rest: unknown[]) => {
+          counted.push(typeof config === 'string' ? config : config.text);
+          return (query as (...args: unknown[]) => unknown)(config, ...rest);
+        },
+        release: client.release.bind(client),
+        on: client.on.bind(client),
+        off: client.off.bind(client),
+      });
+    }) as typeof db.pool.connect;
+    counting.query = (() => {
+      throw new Error('transactional mode must not run statements outside the transaction');
+    }) as never;
+    const countedStore = new PostgresStore({ pool: counting, schema: db.schema, listen: false });
+    const pay = idempotent(
+      async (payment: Payment, context) => {
+        await transactionOf(context).query(`INSERT INTO ${payments} (id, cents) VALUES ($1, $2)`, [
+          payment.id,
+          payment.cents,
+        ]);
+        return 'ok';
+      },
+      { store: countedStore.transactional(), scope: 'trips', key: (p) => p.id },
+    );
+    await pay({ id: 'p9', cents: 1 });
+    // BEGIN + claim travel as one message; without oncely the same work is BEGIN, INSERT, COMMIT.
+    expect(counted.map((text) => text.split(/\s+/)[0])).toEqual(['BEGIN', 'INSERT', 'WITH', 'COMMIT']);
+    counted.length = 0;
+    await pay({ id: 'p9', cents: 1 });
+    expect(counted.map((text) => text.split(/\s+/)[0])).toEqual(['BEGIN', 'ROLLBACK']);
+  });
+
+  it('re-prepares the claim when the connection lost its prepared statement', async () => {
+    const pool = new pg.Pool({ connectionString: DATABASE_URL, max: 1 });
+    try {
+      const single = new PostgresStore({ pool, schema: db.schema, listen: false });
+      const run = idempotent(async (n: number) => n * 2, {
+        store: single.transactional(),
+        scope: 'reprep',
+        key: String,
+      });
+      expect(await run(1)).toBe(2);
+      const { rows } = await pool.query(
+        `SELECT name FROM pg_prepared_statements WHERE name LIKE 'oncely_s_%'`,
+      );
+      expect(rows).toHaveLength(1);
+      await pool.query(`DEALLOCATE ${rows[0].name}`);
+      expect(await run.execute(2)).toEqual({ value: 4, replayed: false });
+      expect(await run.execute(2)).toEqual({ value: 4, replayed: true });
+    } finally {
+      await pool.end();
+    }
+  });
+
+  it('emits acquired, completed and replayed events like the plain mode', async () => {
+    const events: OncelyEvent['type'][] = [];
+    const pay = idempotent(async (n: number) => n, {
+      store: store.transactional(),
+      scope: 'events',
+      key: (n) => String(n),
+      onEvent: (event) => events.push(event.type),
+    });
+    await pay(1);
+    await pay(1);
+    expect(events).toEqual(['acquired', 'completed', 'replayed']);
+  });
+});
