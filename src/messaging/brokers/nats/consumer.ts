@@ -1,0 +1,106 @@
+import type { Consumer, ConsumerMessages, JsMsg } from '@nats-io/jetstream';
+import { InvalidOptionsError } from '../../../core/errors.js';
+import { optionalFunction, wholeNumber } from '../../../core/validate.js';
+import { actionFor, Inbox, type InboxHandler, type InboxOptions, type InboxOutcome } from '../../consumer.js';
+import { retryDelayMs } from '../retry-delay.js';
+
+export interface NatsConsumeOptions extends Omit<InboxOptions<JsMsg>, 'messageId'> {
+  /** A pull consumer of the caller's: `await jetstream(nc).consumers.get(stream, durableName)`. */
+  readonly consumer: Consumer;
+  /** Default: the `Nats-Msg-Id` header (the outbox id), else `<stream>:<stream sequence>`. */
+  readonly messageId?: (message: JsMsg) => string;
+  /** Messages handled at once. Default 16. */
+  readonly concurrency?: number;
+  /** Longest delay asked for with `nak` before a redelivery. Default 30,000 ms. */
+  readonly maxRetryDelayMs?: number;
+  /** While a handler runs, tell the server every this often that it is still working (`+WPI`). Default 10,000 ms. */
+  readonly workingIntervalMs?: number;
+  /** Sees every outcome (for metrics and logs). */
+  readonly onOutcome?: (outcome: InboxOutcome<unknown>, message: JsMsg) => void;
+}
+
+export const defaultNatsMessageId = (message: JsMsg): string =>
+  message.headers?.get('Nats-Msg-Id') || `${message.info.stream}:${message.seq}`;
+
+/** A running idempotent JetStream consumer. */
+export interface NatsInboxConsumer<R> {
+  readonly inbox: Inbox<JsMsg, R>;
+  /** Stops pulling and resolves once the messages in hand are settled (acked, nak'ed or terminated). */
+  stop(): Promise<void>;
+}
+
+/**
+ * Consumes a JetStream pull consumer through an `Inbox`: `ack` once the outcome is stored (processed or a
+ * duplicate), `nak` with a delay when another consumer holds the message or the handler failed, `term` when it
+ * is parked (it kept crashing) or has no usable id.
+ *
+ * @example
+ * const consumer = await consumeIdempotently(async (msg) => applyPayment(msg.json()), {
+ *   consumer: await jetstream(nc).consumers.get('PAYMENTS', 'ledger'),
+ *   store: new RedisStore({ client: redis }),
+ *   scope: 'ledger',
+ * });
+ */
+export async function consumeIdempotently<R>(
+  handler: InboxHandler<JsMsg, R>,
+  options: NatsConsumeOptions,
+): Promise<NatsInboxConsumer<R>> {
+  if (options === null || typeof options !== 'object')
+    throw new InvalidOptionsError('consumeIdempotently: options are required');
+  const {
+    consumer,
+    messageId = defaultNatsMessageId,
+    concurrency: concurrencyOption,
+    maxRetryDelayMs: maxRetryOption,
+    workingIntervalMs: workingOption,
+    onOutcome,
+    ...inboxOptions
+  } = options;
+  if (consumer === null || typeof consumer?.consume !== 'function') {
+    throw new InvalidOptionsError(
+      'consumer must be a JetStream pull consumer (js.consumers.get(stream, name))',
+    );
+  }
+  optionalFunction('onOutcome', onOutcome);
+  const concurrency = wholeNumber('concurrency', concurrencyOption, 16, { min: 1 });
+  const maxRetryDelayMs = wholeNumber('maxRetryDelayMs', maxRetryOption, 30_000, { min: 1 });
+  const workingIntervalMs = wholeNumber('workingIntervalMs', workingOption, 10_000, { min: 1 });
+  const inbox = new Inbox(handler, { ...inboxOptions, messageId });
+
+  const settle = async (message: JsMsg) => {
+    const working = setInterval(() => message.working(), workingIntervalMs);
+    let outcome: InboxOutcome<R>;
+    try {
+      outcome = await inbox.handle(message, { redelivered: message.redelivered });
+    } finally {
+      clearInterval(working);
+    }
+    const action = actionFor(outcome);
+    if (action === 'ack') message.ack();
+    else if (action === 'retry') message.nak(retryDelayMs(outcome, maxRetryDelayMs));
+    // No reason text: servers before 2.10 ignore a `+TERM` that carries one, leaving the message pending.
+    else message.term();
+    onOutcome?.(outcome, message);
+  };
+
+  const messages: ConsumerMessages = await consumer.consume({ max_messages: concurrency });
+  const inFlight = new Set<Promise<void>>();
+  const loop = (async () => {
+    for await (const message of messages) {
+      const task: Promise<void> = settle(message)
+        .catch(() => message.nak(maxRetryDelayMs))
+        .finally(() => inFlight.delete(task));
+      inFlight.add(task);
+      if (inFlight.size >= concurrency) await Promise.race(inFlight);
+    }
+    await Promise.all(inFlight);
+  })();
+
+  return {
+    inbox,
+    async stop() {
+      await messages.close();
+      await loop;
+    },
+  };
+}

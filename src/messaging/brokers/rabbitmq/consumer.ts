@@ -1,0 +1,114 @@
+import type { Channel, ConsumeMessage } from 'amqplib';
+import { InvalidOptionsError } from '../../../core/errors.js';
+import { optionalFunction, wholeNumber } from '../../../core/validate.js';
+import { actionFor, Inbox, type InboxHandler, type InboxOptions, type InboxOutcome } from '../../consumer.js';
+import { retryDelayMs } from '../retry-delay.js';
+
+export interface RabbitMqConsumeOptions extends Omit<InboxOptions<ConsumeMessage>, 'messageId'> {
+  /** A channel of the caller's connection. */
+  readonly channel: Channel;
+  readonly queue: string;
+  /** Default: the `message-id` property (the outbox id). */
+  readonly messageId?: (message: ConsumeMessage) => string;
+  /** Unacknowledged messages the broker hands this consumer at once (`basic.qos`). Default 32. */
+  readonly prefetch?: number;
+  /** Longest wait before a message not acknowledged is requeued. Default 30,000 ms. */
+  readonly maxRetryDelayMs?: number;
+  /** Sees every outcome (for metrics and logs). */
+  readonly onOutcome?: (outcome: InboxOutcome<unknown>, message: ConsumeMessage) => void;
+}
+
+export const defaultRabbitMqMessageId = (message: ConsumeMessage): string =>
+  message.properties.messageId ?? '';
+
+export interface RabbitMqInboxConsumer<R> {
+  readonly inbox: Inbox<ConsumeMessage, R>;
+  readonly consumerTag: string;
+  /** Cancels the subscription and resolves once the messages in hand are settled. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Consumes a queue through an `Inbox`: `ack` once the outcome is stored (processed or a duplicate), `nack` with
+ * requeue after a delay when another consumer holds the message or the handler failed, and `nack` without
+ * requeue (the queue's dead-letter exchange, when it has one) when it is parked or has no `message-id`.
+ *
+ * @example
+ * await consumeIdempotently(async (msg) => applyPayment(JSON.parse(msg.content.toString())), {
+ *   channel, queue: 'payments', store: new RedisStore({ client: redis }), scope: 'ledger',
+ * });
+ */
+export async function consumeIdempotently<R>(
+  handler: InboxHandler<ConsumeMessage, R>,
+  options: RabbitMqConsumeOptions,
+): Promise<RabbitMqInboxConsumer<R>> {
+  if (options === null || typeof options !== 'object')
+    throw new InvalidOptionsError('consumeIdempotently: options are required');
+  const {
+    channel,
+    queue,
+    messageId = defaultRabbitMqMessageId,
+    prefetch,
+    maxRetryDelayMs: maxRetryOption,
+    onOutcome,
+    ...inboxOptions
+  } = options;
+  if (channel === null || typeof channel?.consume !== 'function')
+    throw new InvalidOptionsError('channel must be an amqplib Channel');
+  if (typeof queue !== 'string' || queue === '')
+    throw new InvalidOptionsError('queue must be a non-empty string');
+  optionalFunction('onOutcome', onOutcome);
+  const maxRetryDelayMs = wholeNumber('maxRetryDelayMs', maxRetryOption, 30_000, { min: 1 });
+  const inbox = new Inbox(handler, { ...inboxOptions, messageId });
+  await channel.prefetch(wholeNumber('prefetch', prefetch, 32, { min: 1, max: 65_535 }));
+
+  const inFlight = new Set<Promise<void>>();
+  const waiting = new Map<NodeJS.Timeout, ConsumeMessage>();
+  let stopping = false;
+  const requeueLater = (message: ConsumeMessage, delayMs: number) => {
+    const timer = setTimeout(() => {
+      waiting.delete(timer);
+      channel.nack(message, false, true);
+    }, delayMs);
+    waiting.set(timer, message);
+  };
+  const settle = async (message: ConsumeMessage) => {
+    const outcome = await inbox.handle(message, { redelivered: message.fields.redelivered });
+    const action = actionFor(outcome);
+    if (action === 'ack') channel.ack(message);
+    else if (action === 'deadLetter') channel.nack(message, false, false);
+    else if (stopping) channel.nack(message, false, true);
+    else requeueLater(message, retryDelayMs(outcome, maxRetryDelayMs));
+    onOutcome?.(outcome, message);
+  };
+
+  const { consumerTag } = await channel.consume(queue, (message) => {
+    if (message === null) return; // cancelled by the broker (queue deleted)
+    const task: Promise<void> = settle(message)
+      .catch(() => {
+        try {
+          channel.nack(message, false, true);
+        } catch {
+          // The channel is gone: the broker requeues every unacknowledged message by itself.
+        }
+      })
+      .finally(() => inFlight.delete(task));
+    inFlight.add(task);
+  });
+
+  return {
+    inbox,
+    consumerTag,
+    async stop() {
+      stopping = true;
+      await channel.cancel(consumerTag);
+      await Promise.all(inFlight);
+      // Messages waiting for their retry go back to the queue now rather than whenever the channel closes.
+      for (const [timer, message] of waiting) {
+        clearTimeout(timer);
+        channel.nack(message, false, true);
+      }
+      waiting.clear();
+    },
+  };
+}

@@ -1,0 +1,26 @@
+/**
+ * `oncely/redis-streams`: Redis Streams publisher for the outbox relay (XADD, the outbox id in `oncely-id`), an
+ * idempotent consumer-group helper (XREADGROUP / XACK / XAUTOCLAIM), and an explicitly at-most-once pub/sub
+ * notifier. Needs `ioredis`.
+ */
+export {
+  actionFor,
+  Inbox,
+  type InboxContext,
+  type InboxHandler,
+  type InboxOptions,
+  type InboxOutcome,
+} from '../consumer.js';
+export type { OutboxMessage, Publisher, PublisherContext } from '../publisher.js';
+export {
+  consumeIdempotently,
+  type RedisStreamsConsumeOptions,
+  type RedisStreamsInboxConsumer,
+} from './redis-streams/consumer.js';
+export { FIELD, type StreamEntry } from './redis-streams/fields.js';
+export {
+  RedisPubSubNotifier,
+  type RedisPubSubNotifierOptions,
+  RedisStreamsPublisher,
+  type RedisStreamsPublisherOptions,
+} from './redis-streams/publisher.js';

@@ -1,0 +1,260 @@
+import { type Codec, structuredCodec } from '../core/codec.js';
+import { Engine, type EngineOptions, type ExecutionContext } from '../core/engine.js';
+import { InvalidOptionsError, isInProgressError } from '../core/errors.js';
+import { scopedKey, validateKey } from '../core/key.js';
+import type { HeaderPairs, Store } from '../core/store.js';
+import { knownOptions, optionalFunction, requireFunction, wholeNumber } from '../core/validate.js';
+import { RunGate } from './run-gate.js';
+
+/** What a handler gets besides the message: the claim (fencing token, attempt, abort signal) and the message id. */
+export interface InboxContext extends ExecutionContext {
+  readonly messageId: string;
+}
+
+export type InboxHandler<M, R> = (message: M, context: InboxContext) => Promise<R> | R;
+
+export interface InboxOptions<M> extends Omit<EngineOptions, 'store'> {
+  /** Where the inbox records live (any Store; a transactional PostgresStore makes the effect and record atomic). */
+  readonly store: Store;
+  /** The message's id: the broker's deduplication id, or one you derive (an event id from the payload). */
+  readonly messageId: (message: M) => string;
+  /**
+   * Namespace of this consumer: two consumers that must each process the same message once (two services on one
+   * topic) need different scopes. Default `inbox`.
+   */
+  readonly scope?: string;
+  /** Runs started without finishing after which a message is parked instead of run again. Default 5. */
+  readonly maxAttempts?: number;
+  /** Called once when a message is parked, before the parked mark is stored; if it throws, the next delivery retries it. */
+  readonly onParked?: (message: M, info: ParkedInfo) => Promise<void> | void;
+  /** How handler results are stored for duplicates. Default `structuredCodec`. */
+  readonly codec?: Codec;
+}
+
+export interface ParkedInfo {
+  readonly messageId: string;
+  /** Runs started so far (each crashed, timed out or threw). */
+  readonly attempts: number;
+}
+
+export type InboxOutcome<R> =
+  /** The handler ran and its outcome is stored: acknowledge. */
+  | { readonly kind: 'processed'; readonly result: R; readonly attempt: number }
+  /** Already processed before: acknowledge without running. `result` is the stored result when it was retained. */
+  | { readonly kind: 'duplicate'; readonly result: R | undefined }
+  /** It kept failing; it is marked parked and must go to a dead-letter queue (and be acknowledged). */
+  | { readonly kind: 'parked'; readonly attempts: number; readonly first: boolean }
+  /** Another consumer is processing it right now: redeliver later (after `retryAfterMs`), do not acknowledge. */
+  | { readonly kind: 'busy'; readonly retryAfterMs: number }
+  /** The handler threw, or the store failed: nothing is stored, redeliver later. */
+  | { readonly kind: 'failed'; readonly error: unknown; readonly attempt: number | undefined }
+  /** The message has no usable id (missing, empty, too long): it can never be deduplicated. Dead-letter it. */
+  | { readonly kind: 'invalid'; readonly error: unknown };
+
+/** What a broker helper does with a message after `handle`. */
+export type InboxAction = 'ack' | 'retry' | 'deadLetter';
+
+export function actionFor(outcome: InboxOutcome<unknown>): InboxAction {
+  switch (outcome.kind) {
+    case 'processed':
+    case 'duplicate':
+      return 'ack';
+    case 'parked':
+    case 'invalid':
+      return 'deadLetter';
+    default:
+      return 'retry';
+  }
+}
+
+const OPTIONS = [
+  'store',
+  'messageId',
+  'scope',
+  'maxAttempts',
+  'onParked',
+  'codec',
+  'leaseMs',
+  'retentionMs',
+  'storeTimeoutMs',
+  'breaker',
+  'compressAboveBytes',
+  'maxBodyBytes',
+  'blobStore',
+  'onEvent',
+] as const;
+// Every delivery of a message is the same request: the id alone decides, whatever the payload bytes.
+const FINGERPRINT = 'inbox-message';
+const PARKED_HEADER = 'oncely-inbox';
+const PARKED: unique symbol = Symbol('parked');
+
+/**
+ * The idempotent consumer: a redelivered message (same id) takes effect once. Each delivery claims the message's
+ * key; the handler runs only for a new (or released) key; its outcome is stored before `handle` resolves, so the
+ * broker helper acknowledges only what is recorded. A message whose runs keep starting without finishing (the
+ * handler crashes the process, hangs past its lease, or throws) is parked after `maxAttempts` instead of looping.
+ *
+ * @example
+ * const inbox = new Inbox(async (order: Order, { token }) => ship(order, token), {
+ *   store: new RedisStore({ client: redis }),
+ *   messageId: (order) => order.eventId,
+ * });
+ * const outcome = await inbox.handle(order); // 'processed' | 'duplicate' | 'parked' | 'busy' | 'failed' | 'invalid'
+ */
+export class Inbox<M, R = unknown> {
+  readonly engine: Engine;
+  readonly #handler: InboxHandler<M, R>;
+  readonly #store: Store;
+  readonly #messageId: (message: M) => string;
+  readonly #scope: string;
+  readonly #maxAttempts: number;
+  readonly #onParked: InboxOptions<M>['onParked'];
+  readonly #codec: Codec;
+  readonly #transactional: boolean;
+  readonly #gate = new RunGate();
+
+  constructor(handler: InboxHandler<M, R>, options: InboxOptions<M>) {
+    requireFunction('handler', handler);
+    if (options === null || typeof options !== 'object')
+      throw new InvalidOptionsError('Inbox: options are required');
+    knownOptions('Inbox', options, OPTIONS);
+    const {
+      store,
+      messageId,
+      scope = 'inbox',
+      maxAttempts,
+      onParked,
+      codec = structuredCodec,
+      ...engineOptions
+    } = options;
+    requireFunction('messageId', messageId);
+    optionalFunction('onParked', onParked);
+    if (typeof scope !== 'string' || scope === '')
+      throw new InvalidOptionsError('scope must be a non-empty string');
+    this.engine = new Engine({ ...engineOptions, store });
+    this.#handler = handler;
+    this.#store = store;
+    this.#messageId = messageId;
+    this.#scope = scope;
+    this.#maxAttempts = wholeNumber('maxAttempts', maxAttempts, 5, { min: 1 });
+    this.#onParked = onParked;
+    this.#codec = codec;
+    this.#transactional = typeof (store as { runInTransaction?: unknown }).runInTransaction === 'function';
+  }
+
+  /** The storage key of a message id (for `store.get` when inspecting). */
+  keyOf(messageId: string): string {
+    return scopedKey(`inbox:${this.#scope}`, validateKey(messageId));
+  }
+
+  /** Lets a parked (or processed) message run again on its next delivery. True if there was a record. */
+  async forget(messageId: string): Promise<boolean> {
+    const key = this.keyOf(messageId);
+    const [main] = await Promise.all([this.#store.delete(key), this.#store.delete(this.#runsKey(key))]);
+    return main;
+  }
+
+  /**
+   * Handles one delivery. Broker helpers pass `redelivered` (RabbitMQ `fields.redelivered`, a JetStream
+   * redelivery, a Redis entry claimed back):
+   * - `true`: the message runs with nothing else in flight in this process, so if it is the one that crashes the
+   *   process, only its own attempts rise;
+   * - `false` (a first delivery) lets transactional mode skip counting the run: a first run that crashes is
+   *   counted when the message comes back redelivered. Leave it out when unknown: every run is then counted.
+   */
+  handle(message: M, { redelivered }: { redelivered?: boolean } = {}): Promise<InboxOutcome<R>> {
+    return this.#gate.run(redelivered === true, () => this.#handle(message, redelivered));
+  }
+
+  async #handle(message: M, redelivered: boolean | undefined): Promise<InboxOutcome<R>> {
+    let messageId: string;
+    let key: string;
+    try {
+      messageId = validateKey(this.#messageId(message));
+      key = this.keyOf(messageId);
+    } catch (error) {
+      return { kind: 'invalid', error };
+    }
+    if (!this.#transactional) return this.#execute(message, messageId, key, undefined);
+    // Transactional mode: a crash rolls the claim back with everything else, so the store's attempt counter
+    // never rises. Runs are claimed on a second key, outside the transaction (before it, so no connection is
+    // needed while the transaction holds one): its attempt rises on each run after a crash (lease takeover) or an
+    // error (release), exactly like the claim of the non-transactional mode. A first delivery cannot have run
+    // before, so it skips the two extra round trips; its redelivery counts it (+1).
+    if (redelivered === false) return this.#execute(message, messageId, key, 1);
+    const runsKey = this.#runsKey(key);
+    let run: Awaited<ReturnType<Store['begin']>>;
+    try {
+      run = await this.#store.begin({
+        key: runsKey,
+        fingerprint: 'runs',
+        leaseMs: this.engine.leaseMs,
+        retentionMs: this.engine.retentionMs,
+      });
+    } catch (error) {
+      return { kind: 'failed', error, attempt: undefined };
+    }
+    if (run.kind === 'inProgress') return { kind: 'busy', retryAfterMs: run.retryAfterMs };
+    const counted = (run.kind === 'acquired' ? run.attempt : 1) + (redelivered === true ? 1 : 0);
+    const outcome = await this.#execute(message, messageId, key, counted);
+    if (run.kind === 'acquired') {
+      const finished =
+        outcome.kind === 'processed' || outcome.kind === 'duplicate' || outcome.kind === 'parked';
+      // Best effort: a run claim left behind only makes the next delivery wait for its lease.
+      await (finished
+        ? this.#store.delete(runsKey)
+        : this.#store.release({ key: runsKey, token: run.token })
+      ).catch(() => {});
+    }
+    return outcome;
+  }
+
+  async #execute(
+    message: M,
+    messageId: string,
+    key: string,
+    counted: number | undefined,
+  ): Promise<InboxOutcome<R>> {
+    let attempts: number | undefined;
+    try {
+      const executed = await this.engine.execute<{ value: R } | typeof PARKED>({
+        key,
+        fingerprint: FINGERPRINT,
+        run: async (context) => {
+          attempts = counted ?? context.attempt;
+          if (attempts > this.#maxAttempts) {
+            await this.#onParked?.(message, { messageId, attempts: attempts - 1 });
+            return PARKED;
+          }
+          return { value: await this.#handler(message, { ...context, messageId }) };
+        },
+        settle: (result) => ({
+          keep: true,
+          outcome:
+            result === PARKED
+              ? { status: 0, headers: [[PARKED_HEADER, 'parked']], body: new Uint8Array(0) }
+              : { status: 0, headers: [], body: this.#codec.encode(result.value) },
+        }),
+      });
+      if (executed.kind === 'executed') {
+        const { result } = executed;
+        if (result === PARKED) return { kind: 'parked', attempts: (attempts ?? 1) - 1, first: true };
+        return { kind: 'processed', result: result.value, attempt: attempts ?? executed.attempt };
+      }
+      const opened = executed.outcome;
+      const headers: HeaderPairs = opened.retained ? opened.outcome.headers : opened.headers;
+      if (headers.some(([name, value]) => name === PARKED_HEADER && value === 'parked')) {
+        return { kind: 'parked', attempts: this.#maxAttempts, first: false };
+      }
+      const result = opened.retained ? (this.#codec.decode(opened.outcome.body) as R) : undefined;
+      return { kind: 'duplicate', result };
+    } catch (error) {
+      if (isInProgressError(error)) return { kind: 'busy', retryAfterMs: error.retryAfterMs };
+      return { kind: 'failed', error, attempt: attempts };
+    }
+  }
+
+  #runsKey(key: string): string {
+    return scopedKey('inbox-runs', key);
+  }
+}

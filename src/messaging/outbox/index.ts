@@ -1,0 +1,28 @@
+/**
+ * `oncely/outbox`: the transactional outbox on PostgreSQL. Write events with `outbox.add(client, event)` inside
+ * your transaction; run one or more `OutboxRelay`s to publish them through a `Publisher` (`oncely/nats`,
+ * `oncely/rabbitmq`, `oncely/redis-streams`, or your own). Needs `pg`.
+ */
+export type { OutboxMessage, Publisher, PublisherContext } from '../publisher.js';
+export { type Backoff, type BackoffOptions, backoffDelayMs, retryHorizonMs } from './backoff.js';
+export {
+  type DeadLetter,
+  type DeadLetterSelection,
+  discardDeadLetters,
+  type ListDeadLettersOptions,
+  listDeadLetters,
+  replayDeadLetters,
+} from './dead-letters.js';
+export {
+  type OutboxStats,
+  outboxStats,
+  type PurgePublishedOptions,
+  purgePublished,
+} from './maintenance.js';
+export { type MigrationTarget, migrate } from './migrate.js';
+export { PublishTimeoutError } from './publish-batch.js';
+export { type CycleResult, OutboxRelay } from './relay.js';
+export type { RelayEvent } from './relay-events.js';
+export type { OutboxRelayOptions } from './relay-options.js';
+export { NOTIFY_CHANNEL, type Queryable, type SchemaOptions } from './table.js';
+export { Outbox, type OutboxEvent, type OutboxOptions, outbox } from './writer.js';

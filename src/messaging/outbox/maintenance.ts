@@ -1,0 +1,88 @@
+import { knownOptions, wholeNumber } from '../../core/validate.js';
+import { outboxTable, type Queryable, type SchemaOptions } from './table.js';
+
+export interface PurgePublishedOptions extends SchemaOptions {
+  /** Only rows published at least this long ago. Default 0 (every published row). */
+  readonly olderThanMs?: number;
+  /** Rows per DELETE statement: each is its own short transaction. Default 1,000. */
+  readonly batchSize?: number;
+  /** Stop after this many statements (the next run continues). Default 100. */
+  readonly maxBatches?: number;
+}
+
+/**
+ * Removes published rows in bounded batches, oldest first, each batch its own statement, so no long transaction
+ * holds locks or keeps vacuum from cleaning up. Only needed with `keepPublishedMs > 0` (otherwise the relay
+ * deletes rows as it publishes them); the relay calls it on its own every `purgeIntervalMs`.
+ */
+export async function purgePublished(db: Queryable, options: PurgePublishedOptions = {}): Promise<number> {
+  knownOptions('purgePublished', options, ['schema', 'olderThanMs', 'batchSize', 'maxBatches']);
+  const { name } = outboxTable(options.schema);
+  const olderThanMs = wholeNumber('olderThanMs', options.olderThanMs, 0);
+  const batchSize = wholeNumber('batchSize', options.batchSize, 1_000, { min: 1, max: 100_000 });
+  const maxBatches = wholeNumber('maxBatches', options.maxBatches, 100, { min: 1 });
+  const sql = `
+    WITH doomed AS (
+      SELECT id FROM ${name} WHERE state = 1 AND published_at <= now() - $1 * interval '1 millisecond'
+      ORDER BY published_at LIMIT $2 FOR UPDATE SKIP LOCKED)
+    DELETE FROM ${name} o USING doomed d WHERE o.id = d.id`;
+  let removed = 0;
+  for (let batch = 0; batch < maxBatches; batch++) {
+    const result = await db.query(sql, [olderThanMs, batchSize]);
+    const count = result.rowCount ?? 0;
+    removed += count;
+    if (count < batchSize) break;
+  }
+  return removed;
+}
+
+/** What `outboxStats` reports (for `oncely stats` and dashboards). */
+export interface OutboxStats {
+  /** Rows not yet published: waiting, in flight or backing off. */
+  readonly pending: number;
+  /** Pending rows a relay holds right now. */
+  readonly inFlight: number;
+  /** Pending rows that failed at least once and wait for their retry. */
+  readonly retrying: number;
+  /** Published rows kept (with `keepPublishedMs > 0`) and not purged yet. */
+  readonly published: number;
+  readonly dead: number;
+  /** Age of the oldest pending row, ms; 0 when none. The lag to watch. */
+  readonly oldestPendingAgeMs: number;
+  /** Most attempts among pending rows. */
+  readonly maxAttempts: number;
+  /**
+   * How long the oldest running writing transaction of the cluster has been open, ms (0 when none). Rows written
+   * after it started wait until it ends (see the horizon in docs/messaging/relay.md): a large value explains lag.
+   */
+  readonly oldestTransactionAgeMs: number;
+}
+
+/** Counts rows by state. Scans the table: fine for dashboards, not for a hot path. */
+export async function outboxStats(db: Queryable, options: SchemaOptions = {}): Promise<OutboxStats> {
+  const { name } = outboxTable(options.schema);
+  const { rows } = await db.query<Record<string, string | number | null>>(`
+    SELECT
+      count(*) FILTER (WHERE state = 0) AS pending,
+      count(*) FILTER (WHERE state = 0 AND lease_until > now()) AS in_flight,
+      count(*) FILTER (WHERE state = 0 AND attempts > 0 AND (lease_until IS NULL OR lease_until <= now())) AS retrying,
+      count(*) FILTER (WHERE state = 1) AS published,
+      count(*) FILTER (WHERE state = 2) AS dead,
+      coalesce(extract(epoch FROM clock_timestamp() - min(created_at) FILTER (WHERE state = 0)) * 1000, 0) AS oldest_ms,
+      coalesce(max(attempts) FILTER (WHERE state = 0), 0) AS max_attempts,
+      (SELECT coalesce(extract(epoch FROM clock_timestamp() - min(xact_start)) * 1000, 0)
+         FROM pg_stat_activity WHERE backend_xid IS NOT NULL) AS oldest_tx_ms
+    FROM ${name}`);
+  const row = rows[0]!;
+  const n = (value: string | number | null | undefined) => Math.round(Number(value ?? 0));
+  return {
+    pending: n(row.pending),
+    inFlight: n(row.in_flight),
+    retrying: n(row.retrying),
+    published: n(row.published),
+    dead: n(row.dead),
+    oldestPendingAgeMs: n(row.oldest_ms),
+    maxAttempts: n(row.max_attempts),
+    oldestTransactionAgeMs: n(row.oldest_tx_ms),
+  };
+}

@@ -1,0 +1,154 @@
+import { InvalidOptionsError } from '../../core/errors.js';
+import { knownOptions } from '../../core/validate.js';
+import {
+  NOTIFY_CHANNEL,
+  type OutboxTable,
+  outboxTable,
+  type Queryable,
+  type SchemaOptions,
+} from './table.js';
+
+/** One event to publish once the caller's transaction commits. */
+export interface OutboxEvent {
+  /** Where it goes: a NATS subject, a RabbitMQ routing key, a Redis stream (the publisher maps it). */
+  readonly topic: string;
+  /**
+   * Ordering key (an order id, an account id): events of one key are published one at a time in the order they
+   * were written. Omit (or null) for events that need no order; they never wait for one another.
+   */
+  readonly key?: string | null;
+  /** A JSON value (stored as UTF-8 JSON) or bytes (`Uint8Array`/`Buffer`, stored as they are). */
+  readonly payload: unknown;
+  readonly headers?: Readonly<Record<string, string>>;
+  /** Default `application/json` for JSON payloads, `application/octet-stream` for bytes. */
+  readonly contentType?: string;
+}
+
+export interface OutboxOptions extends SchemaOptions {
+  /**
+   * Send a NOTIFY with each write so idle relays wake at once. Only a hint (relays poll anyway): NOTIFY takes a
+   * cluster-wide lock at commit, so at thousands of commits per second turn it off. Default true.
+   */
+  readonly notify?: boolean;
+  /**
+   * Returns the caller's trace context to save with each event (`traceparent`, `tracestate`), read at `add`
+   * time, i.e. inside the request that wrote the event. Explicit event headers win over it.
+   * @example traceContext: () => { const c = {}; propagation.inject(context.active(), c); return c; }
+   */
+  readonly traceContext?: () => Readonly<Record<string, string>> | undefined;
+}
+
+const OPTIONS = ['schema', 'notify', 'traceContext'] as const;
+const encoder = new TextEncoder();
+
+/**
+ * Writes events into `oncely_outbox` inside the caller's transaction, so they exist exactly when the business
+ * writes committed. A relay (`OutboxRelay`) publishes them afterwards.
+ *
+ * @example
+ * const client = await pool.connect();
+ * await client.query('BEGIN');
+ * await client.query('INSERT INTO payments (id, amount) VALUES ($1, $2)', [id, amount]);
+ * await outbox.add(client, { topic: 'payment.created', key: id, payload: { id, amount } });
+ * await client.query('COMMIT');
+ */
+export class Outbox {
+  readonly table: OutboxTable;
+  readonly #notify: boolean;
+  readonly #traceContext: OutboxOptions['traceContext'];
+  readonly #insertOne: string;
+  readonly #insertMany: string;
+
+  constructor(options: OutboxOptions = {}) {
+    knownOptions('Outbox', options, OPTIONS);
+    this.table = outboxTable(options.schema);
+    if (options.notify !== undefined && typeof options.notify !== 'boolean') {
+      throw new InvalidOptionsError('notify must be a boolean');
+    }
+    if (options.traceContext !== undefined && typeof options.traceContext !== 'function') {
+      throw new InvalidOptionsError('traceContext must be a function returning headers');
+    }
+    this.#notify = options.notify ?? true;
+    this.#traceContext = options.traceContext;
+    const notify = this.#notify ? `, pg_notify('${NOTIFY_CHANNEL}', $6)` : '';
+    const t = this.table.name;
+    this.#insertOne = `WITH inserted AS (
+        INSERT INTO ${t} (topic, key, payload, content_type, headers) VALUES ($1, $2, $3, $4, $5) RETURNING id)
+      SELECT id::text AS id${notify} FROM inserted`;
+    this.#insertMany = `WITH inserted AS (
+        INSERT INTO ${t} (topic, key, payload, content_type, headers)
+        SELECT * FROM unnest($1::text[], $2::text[], $3::bytea[], $4::text[], $5::jsonb[]) RETURNING id)
+      SELECT array_agg(id::text ORDER BY id) AS ids${notify} FROM inserted`;
+  }
+
+  /** Inserts one event with `client` (use the client of the open transaction). Resolves with the outbox id. */
+  async add(client: Queryable, event: OutboxEvent): Promise<string> {
+    const row = this.#row(event);
+    const values: unknown[] = [row.topic, row.key, row.payload, row.contentType, row.headers];
+    if (this.#notify) values.push(this.table.name);
+    const result = await client.query<{ id: string }>(this.#insertOne, values);
+    return result.rows[0]!.id;
+  }
+
+  /** Inserts several events in one statement, in order. Resolves with their ids, in the same order. */
+  async addMany(client: Queryable, events: readonly OutboxEvent[]): Promise<string[]> {
+    if (!Array.isArray(events)) throw new InvalidOptionsError('outbox.addMany: events must be an array');
+    if (events.length === 0) return [];
+    const rows = events.map((event) => this.#row(event));
+    const values: unknown[] = [
+      rows.map((r) => r.topic),
+      rows.map((r) => r.key),
+      rows.map((r) => r.payload),
+      rows.map((r) => r.contentType),
+      rows.map((r) => r.headers),
+    ];
+    if (this.#notify) values.push(this.table.name);
+    const result = await client.query<{ ids: string[] }>(this.#insertMany, values);
+    return result.rows[0]!.ids;
+  }
+
+  #row(event: OutboxEvent) {
+    if (event === null || typeof event !== 'object')
+      throw new InvalidOptionsError('outbox.add: an event object is required');
+    const { topic, key = null, payload, headers = {}, contentType } = event;
+    if (typeof topic !== 'string' || topic.length === 0) {
+      throw new InvalidOptionsError('outbox.add: topic must be a non-empty string');
+    }
+    if (key !== null && typeof key !== 'string')
+      throw new InvalidOptionsError('outbox.add: key must be a string or null');
+    if (contentType !== undefined && (typeof contentType !== 'string' || contentType === '')) {
+      throw new InvalidOptionsError('outbox.add: contentType must be a non-empty string');
+    }
+    const bytes = payload instanceof Uint8Array;
+    let body: Buffer;
+    if (bytes) {
+      body = Buffer.from(payload.buffer, payload.byteOffset, payload.byteLength);
+    } else {
+      const json = payload === undefined ? undefined : JSON.stringify(payload);
+      if (json === undefined)
+        throw new InvalidOptionsError('outbox.add: payload must be a JSON value or bytes');
+      body = Buffer.from(encoder.encode(json));
+    }
+    return {
+      topic,
+      key,
+      payload: body,
+      contentType: contentType ?? (bytes ? 'application/octet-stream' : 'application/json'),
+      headers: JSON.stringify({ ...this.#traceContext?.(), ...checkHeaders(headers) }),
+    };
+  }
+}
+
+function checkHeaders(headers: unknown): Readonly<Record<string, string>> {
+  if (headers === null || typeof headers !== 'object' || Array.isArray(headers)) {
+    throw new InvalidOptionsError('outbox.add: headers must be an object of strings');
+  }
+  for (const [name, value] of Object.entries(headers)) {
+    if (typeof value !== 'string')
+      throw new InvalidOptionsError(`outbox.add: header "${name}" must be a string`);
+  }
+  return headers as Readonly<Record<string, string>>;
+}
+
+/** The outbox in the `public` schema with default options: `outbox.add(client, event)`. */
+export const outbox = new Outbox();

@@ -1,0 +1,171 @@
+import type pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { isInvalidOptionsError } from '../../src/core/errors.js';
+import { migrate, Outbox, OutboxRelay, outboxStats } from '../../src/messaging/outbox/index.js';
+import { requireService } from '../support/services.js';
+import { freshOutbox, inTransaction, testPool, until } from './support/pg.js';
+import { RecordingPublisher } from './support/recording-publisher.js';
+
+let pool: pg.Pool;
+let box: Awaited<ReturnType<typeof freshOutbox>>;
+
+beforeAll(async () => {
+  await requireService('postgres');
+  pool = testPool(6);
+  box = await freshOutbox(pool, 'writer');
+});
+
+afterAll(async () => {
+  await box?.drop();
+  await pool?.end();
+});
+
+describe('migrate', () => {
+  it('is safe to run again and from several connections at once', async () => {
+    await Promise.all([1, 2, 3].map(() => migrate(pool, { schema: box.schema })));
+    const { rows } = await pool.query(
+      `SELECT indexname FROM pg_indexes WHERE schemaname = $1 AND tablename = 'oncely_outbox' ORDER BY indexname`,
+      [box.schema],
+    );
+    expect(rows.map((r) => r.indexname)).toEqual([
+      'oncely_outbox_dead',
+      'oncely_outbox_pending',
+      'oncely_outbox_pending_key',
+      'oncely_outbox_pkey',
+      'oncely_outbox_published',
+    ]);
+  });
+
+  it('refuses a schema name that is not a plain identifier', async () => {
+    await expect(migrate(pool, { schema: 'x"; DROP TABLE y; --' })).rejects.toSatisfy(isInvalidOptionsError);
+  });
+});
+
+describe('Outbox.add', () => {
+  it('stores JSON and bytes payloads, headers and the trace context, only when the transaction commits', async () => {
+    const outbox = new Outbox({
+      schema: box.schema,
+      traceContext: () => ({
+        traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01',
+        tenant: 'trace',
+      }),
+    });
+    const [jsonId, bytesId] = await inTransaction(pool, async (client) => [
+      await outbox.add(client, {
+        topic: 'payment.created',
+        key: 'p-1',
+        payload: { id: 'p-1', amount: 1250 },
+      }),
+      await outbox.add(client, {
+        topic: 'blob',
+        payload: Buffer.from([0, 255, 1]),
+        headers: { tenant: 'explicit' },
+        contentType: 'application/x-thing',
+      }),
+    ]);
+    await expect(
+      inTransaction(pool, async (client) => {
+        await outbox.add(client, { topic: 'payment.created', key: 'p-2', payload: { id: 'p-2' } });
+        throw new Error('business rule failed');
+      }),
+    ).rejects.toThrow('business rule failed');
+
+    const { rows } = await pool.query(
+      `SELECT id::text, topic, key, payload, content_type, headers FROM ${box.table} ORDER BY id`,
+    );
+    expect(rows).toEqual([
+      {
+        id: jsonId,
+        topic: 'payment.created',
+        key: 'p-1',
+        payload: Buffer.from('{"id":"p-1","amount":1250}'),
+        content_type: 'application/json',
+        headers: { traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01', tenant: 'trace' },
+      },
+      {
+        id: bytesId,
+        topic: 'blob',
+        key: null,
+        payload: Buffer.from([0, 255, 1]),
+        content_type: 'application/x-thing',
+        headers: {
+          traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01',
+          tenant: 'explicit',
+        },
+      },
+    ]);
+    await pool.query(`DELETE FROM ${box.table}`);
+  });
+
+  it('addMany inserts in order in one statement and returns the ids in the same order', async () => {
+    const outbox = new Outbox({ schema: box.schema, notify: false });
+    const events = Array.from({ length: 50 }, (_, i) => ({ topic: 't', key: `k${i % 3}`, payload: { i } }));
+    const ids = await inTransaction(pool, (client) => outbox.addMany(client, events));
+    expect(ids).toHaveLength(50);
+    const { rows } = await pool.query(`SELECT id, payload FROM ${box.table} ORDER BY id`);
+    expect(rows.map((r) => String(r.id))).toEqual(ids);
+    expect(rows.map((r) => JSON.parse(r.payload.toString()).i)).toEqual(events.map((e) => e.payload.i));
+    await pool.query(`DELETE FROM ${box.table}`);
+  });
+
+  it('validates options at construction and events at add', async () => {
+    expect(() => new Outbox({ schema: 'no spaces' })).toThrow(/schema/);
+    expect(() => new Outbox({ notify: 'yes' as unknown as boolean })).toThrow(/notify/);
+    expect(() => new Outbox({ schmea: 'x' } as unknown as { schema: string })).toThrow(
+      /unknown option "schmea"/,
+    );
+    const outbox = new Outbox({ schema: box.schema });
+    await expect(outbox.add(pool, { topic: '', payload: 1 })).rejects.toThrow(/topic/);
+    await expect(outbox.add(pool, { topic: 't', payload: undefined })).rejects.toThrow(/payload/);
+    await expect(outbox.add(pool, { topic: 't', payload: () => 1 })).rejects.toThrow(/payload/);
+    await expect(
+      outbox.add(pool, { topic: 't', payload: 1, headers: { n: 1 as unknown as string } }),
+    ).rejects.toThrow(/header "n"/);
+  });
+});
+
+describe('wake-up', () => {
+  beforeAll(() => pool.query(`DELETE FROM ${box.table}`));
+
+  it('a NOTIFY wakes an idle relay long before its next poll', async () => {
+    const publisher = new RecordingPublisher();
+    const relay = new OutboxRelay({
+      pool,
+      publisher,
+      schema: box.schema,
+      minPollMs: 60_000,
+      maxPollMs: 60_000,
+    });
+    await relay.start();
+    try {
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      await new Outbox({ schema: box.schema }).add(pool, { topic: 'wake', payload: 1 });
+      const deadline = Date.now() + 10_000;
+      while (publisher.published.length === 0 && Date.now() < deadline) {
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      // Polling alone would wait 60 s; delivery within the test's budget means the NOTIFY did it.
+      expect(publisher.published.map((m) => m.topic)).toEqual(['wake']);
+    } finally {
+      await relay.stop();
+    }
+  });
+
+  it('without LISTEN (or without NOTIFY), polling alone delivers', async () => {
+    const publisher = new RecordingPublisher();
+    const relay = new OutboxRelay({ pool, publisher, schema: box.schema, listen: false, maxPollMs: 100 });
+    await relay.start();
+    try {
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      await new Outbox({ schema: box.schema, notify: false }).add(pool, { topic: 'poll', payload: 2 });
+      const deadline = Date.now() + 10_000;
+      while (publisher.published.length === 0 && Date.now() < deadline) {
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      expect(publisher.published.map((m) => m.topic)).toEqual(['poll']);
+      await until(async () => (await outboxStats(pool, { schema: box.schema })).pending === 0);
+    } finally {
+      await relay.stop();
+    }
+  });
+});
