@@ -1,0 +1,114 @@
+import {
+  isCorruptRecordError,
+  isFingerprintMismatchError,
+  isInProgressError,
+  isInvalidKeyError,
+  isLeaseLostError,
+  isStoreUnavailableError,
+} from '../core/errors.js';
+import type { OpenedOutcome } from '../core/record.js';
+import { type HttpAnswer, problemAnswer, retryAfterSeconds } from './problem.js';
+
+/**
+ * The one place where errors and stored outcomes become HTTP answers, shared by every adapter so all of them
+ * answer identically. `docs/http.md` has the table; `docs/errors.md` one section per problem type.
+ */
+
+export const REPLAYED_HEADER = 'idempotent-replayed';
+const REPLAYED: readonly [string, string] = [REPLAYED_HEADER, 'true'];
+
+/** How long a client should wait after a 503 before trying again. */
+const UNAVAILABLE_RETRY_AFTER_SECONDS = 1;
+
+/**
+ * The answer to a replay: the stored status, kept headers and byte-identical body plus `Idempotent-Replayed:
+ * true`. When the body was over the size cap and no blob store kept it, a problem with the original status
+ * (the effect did happen: a 2xx stays a 2xx, so no client retries with a fresh key) and the stored headers that
+ * do not describe the missing body (a `Location` stays).
+ */
+export function replayAnswer(opened: OpenedOutcome): HttpAnswer {
+  if (opened.retained) {
+    const { status, headers, body } = opened.outcome;
+    return { status, headers: [...headers, REPLAYED], body };
+  }
+  const kept: (readonly [string, string])[] = [REPLAYED];
+  for (const [name, value] of opened.headers) if (!name.startsWith('content-')) kept.push([name, value]);
+  return problemAnswer(
+    'response-not-retained',
+    `the request with this key completed with status ${opened.status}, but its response was too large to keep`,
+    { status: opened.status, headers: kept, members: { originalStatus: opened.status } },
+  );
+}
+
+/** Where a long-running request can be polled, when the route is long-running. */
+export interface AnswerContext {
+  readonly accepted?: { readonly location: string; readonly pollAfterMs: number } | undefined;
+}
+
+/**
+ * Maps the typed errors of the engine to answers; undefined for any other error (the handler's own, which the
+ * framework's error handling deals with).
+ *
+ * | error | answer |
+ * | --- | --- |
+ * | InvalidKeyError | 400 key-missing / key-malformed |
+ * | InProgressError | 409 request-in-progress + Retry-After (202 + Location on a long-running route) |
+ * | FingerprintMismatchError | 422 key-reused |
+ * | StoreUnavailableError | 503 store-unavailable + Retry-After |
+ * | LeaseLostError | 503 lease-lost + Retry-After: another caller owns the key now; a retry gets its answer |
+ * | CorruptRecordError | 500 record-corrupt |
+ */
+export function answerForError(error: unknown, context: AnswerContext = {}): HttpAnswer | undefined {
+  if (isInvalidKeyError(error)) {
+    return error.reason === 'missing'
+      ? problemAnswer('key-missing', 'this request needs an Idempotency-Key header')
+      : problemAnswer('key-malformed', error.message, { members: { reason: error.reason } });
+  }
+  if (isInProgressError(error)) {
+    const { accepted } = context;
+    if (accepted !== undefined) return acceptedAnswer(accepted.location, accepted.pollAfterMs);
+    return problemAnswer(
+      'request-in-progress',
+      'a request with this key is still being processed; retry later',
+      {
+        retryAfterSeconds: retryAfterSeconds(error.retryAfterMs),
+      },
+    );
+  }
+  if (isFingerprintMismatchError(error)) {
+    return problemAnswer(
+      'key-reused',
+      'this key was first used with another request (method, path or body); use a new key for a new request',
+    );
+  }
+  if (isStoreUnavailableError(error)) {
+    return problemAnswer('store-unavailable', 'the idempotency store cannot be reached; retry later', {
+      retryAfterSeconds: UNAVAILABLE_RETRY_AFTER_SECONDS,
+    });
+  }
+  if (isLeaseLostError(error)) {
+    return problemAnswer(
+      'lease-lost',
+      'this request ran past its claim on the key and another attempt took it over; retry to get that answer',
+      { retryAfterSeconds: UNAVAILABLE_RETRY_AFTER_SECONDS },
+    );
+  }
+  if (isCorruptRecordError(error)) {
+    return problemAnswer('record-corrupt', 'the stored response for this key cannot be read');
+  }
+  return undefined;
+}
+
+/** 202 Accepted for a long-running request: poll `Location`; the final answer replays there. */
+export function acceptedAnswer(location: string | undefined, pollAfterMs: number): HttpAnswer {
+  const headers: [string, string][] = [
+    ['content-type', 'application/json'],
+    ['retry-after', String(retryAfterSeconds(pollAfterMs))],
+  ];
+  if (location !== undefined) headers.push(['location', location]);
+  return {
+    status: 202,
+    headers,
+    body: Buffer.from(JSON.stringify({ status: 'in-progress', location }), 'utf8'),
+  };
+}

@@ -1,0 +1,212 @@
+import type { OutgoingHttpHeaders } from 'node:http';
+import type { Readable } from 'node:stream';
+import type {
+  FastifyInstance,
+  FastifyPluginCallback,
+  FastifyReply,
+  FastifyRequest,
+  onResponseHookHandler,
+  onSendHookHandler,
+  preHandlerHookHandler,
+} from 'fastify';
+import fp from 'fastify-plugin';
+import { InvalidOptionsError } from '../core/errors.js';
+import { knownOptions } from '../core/validate.js';
+import type { IdempotencyContext } from './context.js';
+import { HttpIdempotency, type Running } from './flow.js';
+import { groupHeaders, headerPairs } from './node-response.js';
+import { operationStatus } from './operation-status.js';
+import {
+  checkOptionNames,
+  createShared,
+  type HttpIdempotencyOptions,
+  ROUTE_OPTION_NAMES,
+  type RouteOptions,
+  resolveRoute,
+} from './options.js';
+import type { HttpAnswer } from './problem.js';
+import type { RequestView } from './scope.js';
+
+export type { IdempotencyContext } from './context.js';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** Opt this route in to oncely (`true`), optionally with its own route options. */
+    idempotency?: boolean | RouteOptions<FastifyRequest>;
+  }
+  interface FastifyRequest {
+    /** oncely's context while this request owns its idempotency key; null otherwise. */
+    idempotency: IdempotencyContext<FastifyReply> | null;
+  }
+  interface FastifyInstance {
+    /** The status route of long-running requests: `fastify.get('/operations/:id', fastify.idempotencyStatus)`. */
+    idempotencyStatus: (request: FastifyRequest, reply: FastifyReply) => Promise<FastifyReply>;
+  }
+}
+
+export type FastifyIdempotencyOptions = HttpIdempotencyOptions<FastifyRequest>;
+
+// Per-request state, on a decorated symbol so request objects keep one shape.
+const STATE = Symbol('oncely.state');
+/** The layer answered this request itself (replay, problem, 202): its onSend must leave the payload alone. */
+const ANSWERED = 1;
+/** The handler's response went through onSend already. */
+const DONE = 2;
+type State = Running<FastifyReply> | typeof ANSWERED | typeof DONE | null;
+type WithState = FastifyRequest & { [STATE]: State };
+
+const plugin: FastifyPluginCallback<FastifyIdempotencyOptions> = (fastify, options, done) => {
+  // A callback plugin that throws takes the process down; bad options must reject `register` instead.
+  try {
+    setUp(fastify, options);
+  } catch (error) {
+    return done(error as Error);
+  }
+  done();
+};
+
+function setUp(fastify: FastifyInstance, options: FastifyIdempotencyOptions): void {
+  checkOptionNames('fastify', options);
+  const shared = createShared(options);
+  const base = resolveRoute('fastify', options, shared.engine);
+  fastify.decorateRequest('idempotency', null);
+  fastify.decorateRequest(STATE as unknown as string, null);
+  fastify.decorate(
+    'idempotencyStatus',
+    async function idempotencyStatus(request: FastifyRequest, reply: FastifyReply) {
+      return send(
+        reply,
+        await operationStatus(shared, base, (request.params as { id?: string } | undefined)?.id),
+      );
+    },
+  );
+
+  fastify.addHook('onRoute', (routeOptions) => {
+    const config = routeOptions.config?.idempotency;
+    if (config === undefined || config === false) return;
+    if (config !== true && (config === null || typeof config !== 'object')) {
+      throw new InvalidOptionsError(
+        `route ${routeOptions.url}: config.idempotency must be true or route options`,
+      );
+    }
+    if (config !== true)
+      knownOptions(`route ${routeOptions.url} config.idempotency`, config, ROUTE_OPTION_NAMES);
+    const route = config === true ? base : resolveRoute('fastify', config, base);
+    const flow = new HttpIdempotency<FastifyRequest>(shared, route);
+    routeOptions.preHandler = [...hooks(routeOptions.preHandler), preHandlerFor(flow)];
+    routeOptions.onSend = [...hooks(routeOptions.onSend), captureOnSend];
+    routeOptions.onResponse = [...hooks(routeOptions.onResponse), releaseUnsent];
+  });
+}
+
+/**
+ * Idempotency-Key handling for Fastify 5, as a plugin: routes opt in with `config: { idempotency: true }` (or
+ * route options). The key and fingerprint are checked in `preHandler` (the body is parsed by then), the
+ * response is captured in `onSend` (serialized payloads, Buffers and streams) and stored before it is sent.
+ *
+ * @example
+ * import Fastify from 'fastify';
+ * import { idempotency } from 'oncely/fastify';
+ *
+ * const app = Fastify();
+ * await app.register(idempotency, { store: new RedisStore({ client }) });
+ * app.post('/payments', { config: { idempotency: true } }, async (request, reply) => {
+ *   reply.code(201);
+ *   return charge(request.body, request.idempotency?.token);
+ * });
+ */
+export const idempotency = fp(plugin, { fastify: '5.x', name: 'oncely-idempotency' });
+export default idempotency;
+
+function preHandlerFor(flow: HttpIdempotency<FastifyRequest>): preHandlerHookHandler {
+  return async function oncelyPreHandler(request, reply) {
+    const start = await flow.start(viewOf(request), (answer) => {
+      (request as WithState)[STATE] = ANSWERED;
+      return send(reply, answer);
+    });
+    if (start.kind === 'pass') return;
+    if (start.kind === 'answer') {
+      (request as WithState)[STATE] = ANSWERED;
+      return send(reply, start.answer);
+    }
+    (request as WithState)[STATE] = start;
+    request.idempotency = start.context;
+  };
+}
+
+const captureOnSend: onSendHookHandler = async function oncelyOnSend(request, reply, payload) {
+  const state = (request as WithState)[STATE];
+  if (state === null || typeof state === 'number') return payload;
+  (request as WithState)[STATE] = DONE;
+  const body = await payloadBytes(payload);
+  state.respond({
+    status: reply.statusCode,
+    headers: headerPairs(reply.getHeaders() as OutgoingHttpHeaders),
+    body,
+  });
+  const finish = await state.finished;
+  if (finish.kind === 'send' && !finish.original) {
+    for (const name of Object.keys(reply.getHeaders())) reply.removeHeader(name);
+    reply.code(finish.answer.status);
+    setHeaders(reply, finish.answer);
+    return Buffer.from(finish.answer.body);
+  }
+  // An error cannot reach here (Fastify turns a thrown handler error into a 500 payload first).
+  return typeof payload === 'string' || Buffer.isBuffer(payload) ? payload : body;
+};
+
+/** A reply that never passed onSend (hijacked, or the connection died first) gives its key up. */
+const releaseUnsent: onResponseHookHandler = async function oncelyOnResponse(request) {
+  const state = (request as WithState)[STATE];
+  if (state !== null && typeof state !== 'number') {
+    (request as WithState)[STATE] = DONE;
+    state.fail(new Error('oncely/fastify: the reply was sent without passing onSend (hijacked?)'));
+  }
+};
+
+function viewOf(request: FastifyRequest): RequestView<FastifyRequest> {
+  const body = request.body;
+  return {
+    request,
+    method: request.method,
+    route: request.routeOptions.url,
+    target: request.url,
+    header: (name) => {
+      const value = request.headers[name];
+      return Array.isArray(value) ? value.join(', ') : value;
+    },
+    bodyBytes: Buffer.isBuffer(body) ? body : undefined,
+    parsedBody: body,
+  };
+}
+
+function send(reply: FastifyReply, answer: HttpAnswer): FastifyReply {
+  reply.code(answer.status);
+  setHeaders(reply, answer);
+  return reply.send(Buffer.from(answer.body.buffer, answer.body.byteOffset, answer.body.byteLength));
+}
+
+function setHeaders(reply: FastifyReply, answer: HttpAnswer): void {
+  for (const [name, values] of groupHeaders(answer.headers))
+    reply.header(name, values.length === 1 ? values[0] : values);
+}
+
+async function payloadBytes(payload: unknown): Promise<Buffer> {
+  if (payload === null || payload === undefined) return Buffer.alloc(0);
+  if (typeof payload === 'string') return Buffer.from(payload, 'utf8');
+  if (Buffer.isBuffer(payload)) return payload;
+  if (payload instanceof Uint8Array)
+    return Buffer.from(payload.buffer, payload.byteOffset, payload.byteLength);
+  if (typeof (payload as Readable).pipe === 'function') {
+    const chunks: Buffer[] = [];
+    for await (const chunk of payload as Readable)
+      chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : chunk);
+    return Buffer.concat(chunks);
+  }
+  return Buffer.from(String(payload), 'utf8');
+}
+
+function hooks<T>(value: T | T[] | undefined): T[] {
+  if (value === undefined) return [];
+  return Array.isArray(value) ? value : [value];
+}

@@ -1,0 +1,172 @@
+import type { Context, MiddlewareHandler } from 'hono';
+import { routePath } from 'hono/route';
+import { wholeNumber } from '../core/validate.js';
+import type { IdempotencyContext } from './context.js';
+import { HttpIdempotency } from './flow.js';
+import { parseJsonBody } from './node-view.js';
+import { operationStatus } from './operation-status.js';
+import { checkOptionNames, createShared, type HttpIdempotencyOptions, resolveRoute } from './options.js';
+import { type HttpAnswer, problemAnswer } from './problem.js';
+import type { RequestView } from './scope.js';
+
+export type { IdempotencyContext } from './context.js';
+
+declare module 'hono' {
+  interface ContextVariableMap {
+    /** oncely's context while this request owns its idempotency key. */
+    idempotency: IdempotencyContext<Response>;
+  }
+}
+
+export interface HonoIdempotencyOptions extends HttpIdempotencyOptions<Context> {
+  /** Largest request body read for the fingerprint; larger requests get 413 and no record. Default 1,048,576. */
+  readonly maxRequestBytes?: number;
+}
+
+export interface HonoIdempotency extends MiddlewareHandler {
+  /** The status route of long-running requests: `app.get('/operations/:id', idem.status)`. */
+  readonly status: (c: Context) => Promise<Response>;
+}
+
+// Statuses whose responses cannot carry a body (Fetch spec "null body status").
+const NULL_BODY = new Set([101, 103, 204, 205, 304]);
+
+/**
+ * Idempotency-Key middleware for Hono, on Web-standard Request/Response (Node, Bun, Deno, Workers with
+ * `nodejs_compat`). The first request with a key runs the route, its response is read whole and stored before it
+ * is returned, and retries replay it byte for byte with `Idempotent-Replayed: true`. The body is read through
+ * `c.req.arrayBuffer()`, which Hono caches: handlers read it again with `c.req.json()` and friends.
+ *
+ * @example
+ * import { Hono } from 'hono';
+ * import { idempotency } from 'oncely/hono';
+ *
+ * const app = new Hono();
+ * app.post('/payments', idempotency({ store: new RedisStore({ client }) }), async (c) => {
+ *   const payment = await charge(await c.req.json(), c.get('idempotency').token);
+ *   return c.json(payment, 201);
+ * });
+ */
+export function idempotency(options: HonoIdempotencyOptions): HonoIdempotency {
+  checkOptionNames('hono', options, ['maxRequestBytes']);
+  const { maxRequestBytes: limit, ...rest } = options;
+  const maxRequestBytes = wholeNumber('maxRequestBytes', limit, 1024 * 1024, { min: 0 });
+  const shared = createShared(rest);
+  const route = resolveRoute('hono', rest, shared.engine);
+  const flow = new HttpIdempotency<Context>(shared, route);
+
+  const middleware: MiddlewareHandler = async function idempotencyMiddleware(c, next) {
+    if (!flow.handles(c.req.method)) return next();
+    if (Number(c.req.header('content-length')) > maxRequestBytes) return tooLarge(maxRequestBytes);
+    const body = new Uint8Array(await c.req.arrayBuffer());
+    if (body.byteLength > maxRequestBytes) return tooLarge(maxRequestBytes);
+    let deferred = false;
+    const start = await flow.start(
+      viewOf(c, body),
+      (answer) => {
+        deferred = true;
+        return toResponse(answer);
+      },
+      () => {
+        const json = parseJsonBody(c.req.header('content-type'), body);
+        // Hono's c.req.json() and c.req.text() read the "text" entry of its public body cache; filled here, they
+        // do not rebuild the body through a web Response (the costliest step of reading it again on Node).
+        if (json !== undefined && json !== 'unparseable') {
+          // Typed as Partial<Body>, but Hono keeps the promises of the bodies it read there.
+          (c.req.bodyCache as Record<string, unknown>).text = Promise.resolve(json.text);
+        }
+        return json === 'unparseable';
+      },
+    );
+    if (start.kind === 'pass') return next();
+    if (start.kind === 'answer') return toResponse(start.answer);
+    c.set('idempotency', start.context);
+    try {
+      await next();
+    } catch (error) {
+      // Only without an onError handler does a handler's error get here; the key is released, Hono answers.
+      start.fail(error);
+      await start.finished;
+      throw error;
+    }
+    if (deferred) return;
+    const response = c.res;
+    const held = heldBody(response);
+    const bytes = held ?? new Uint8Array(await response.arrayBuffer());
+    const headers: [string, string][] = [];
+    response.headers.forEach((value, name) => {
+      if (name !== 'set-cookie') headers.push([name, value]);
+    });
+    for (const cookie of response.headers.getSetCookie()) headers.push(['set-cookie', cookie]);
+    start.respond({ status: response.status, headers, body: bytes });
+    const finish = await start.finished;
+    if (finish.kind === 'send' && !finish.original) {
+      // Reset first: assigning over an existing response would merge its headers into the problem answer.
+      c.res = undefined;
+      c.res = toResponse(finish.answer);
+    } else if (held === undefined) {
+      // The body was read, so the response is spent: send one rebuilt from the same bytes.
+      c.res = undefined;
+      c.res = rebuilt(response, bytes);
+    }
+  };
+  const status = async (c: Context) => toResponse(await operationStatus(shared, route, c.req.param('id')));
+  return Object.assign(middleware, { status });
+}
+
+function viewOf(c: Context, body: Uint8Array): RequestView<Context> {
+  const url = c.req.url;
+  const pathStart = url.indexOf('/', url.indexOf('//') + 2);
+  const template = routePath(c, -1);
+  return {
+    request: c,
+    method: c.req.method,
+    // From `app.use('*', …)` the last matched route may be the middleware's own wildcard: use the path then.
+    route: template === '' || template.includes('*') ? undefined : template,
+    target: pathStart === -1 ? '/' : url.slice(pathStart),
+    header: (name) => c.req.header(name),
+    bodyBytes: body,
+    parsedBody: undefined,
+  };
+}
+
+/**
+ * The body of a response that holds it in memory, read without consuming the response. @hono/node-server's
+ * lightweight Response keeps `[status, body, headers]` under a symbol described `cache` while nothing has
+ * touched its stream; reading it there skips instantiating a web stream per request, the largest cost of this
+ * middleware on Node. Anything else (other runtimes, streamed bodies) returns undefined and is read normally.
+ */
+function heldBody(response: Response): Uint8Array | undefined {
+  for (const symbol of Object.getOwnPropertySymbols(response)) {
+    if (symbol.description !== 'cache') continue;
+    const cache = (response as unknown as Record<symbol, unknown>)[symbol];
+    if (!Array.isArray(cache)) return undefined;
+    const body: unknown = cache[1];
+    if (typeof body === 'string') return Buffer.from(body, 'utf8');
+    if (body instanceof Uint8Array) return body;
+    if (body === null) return new Uint8Array(0);
+    return undefined;
+  }
+  return undefined;
+}
+
+function toResponse(answer: HttpAnswer): Response {
+  const headers = new Headers();
+  for (const [name, value] of answer.headers) headers.append(name, value);
+  return new Response(NULL_BODY.has(answer.status) ? null : (answer.body as Uint8Array<ArrayBuffer>), {
+    status: answer.status,
+    headers,
+  });
+}
+
+function rebuilt(original: Response, body: Uint8Array): Response {
+  return new Response(NULL_BODY.has(original.status) ? null : (body as Uint8Array<ArrayBuffer>), {
+    status: original.status,
+    statusText: original.statusText,
+    headers: original.headers,
+  });
+}
+
+function tooLarge(limit: number): Response {
+  return toResponse(problemAnswer('body-too-large', `the body exceeds ${limit} bytes`));
+}

@@ -1,0 +1,231 @@
+import { type OutgoingHttpHeaders, ServerResponse } from 'node:http';
+import type { Outcome } from '../core/record.js';
+import type { HeaderPairs } from '../core/store.js';
+import type { HttpAnswer } from './problem.js';
+
+type Callback = (error?: Error | null) => void;
+type Chunk = string | Uint8Array;
+
+/**
+ * Holds back everything a handler writes to a `ServerResponse` (`writeHead`, `write`, `end`, and so `res.json`,
+ * `res.send`, piped streams) so the outcome can be stored before the client sees a byte. Headers stay in the
+ * response's own header map (nothing is flushed until `writeHead` runs for real). `onEnd` receives the whole
+ * response when the handler ends it; after `restore` the methods write for real again.
+ *
+ * How the methods are swapped in depends on the response, by measurement: a framework's response whose
+ * prototype was already switched per request (Express) gets a derived prototype (made once per original
+ * prototype), because own properties on such an object cost tens of microseconds; a plain `ServerResponse`
+ * gets own properties, because switching its prototype slows Node's own http code on it. When something before
+ * us already put its own `end` or `write` on the instance (compression middleware does), those are wrapped on
+ * the instance, so their work still happens, after the capture.
+ */
+export function captureResponse(res: ServerResponse, onEnd: (response: Outcome) => void): ResponseCapture {
+  const state = new CaptureState(res, onEnd);
+  const proto = Object.getPrototypeOf(res) as object;
+  if (proto === ServerResponse.prototype || METHODS.some((name) => Object.hasOwn(res, name)))
+    wrapInstance(res);
+  else Object.setPrototypeOf(res, derivedPrototype(proto));
+  captures.set(res, state);
+  return {
+    restore() {
+      captures.delete(res);
+    },
+    flushCallbacks() {
+      for (const callback of state.callbacks) callback();
+    },
+    get sendable() {
+      return state.text ?? (state.chunks.length === 1 ? state.chunks[0]! : Buffer.concat(state.chunks));
+    },
+  };
+}
+
+const METHODS = ['writeHead', 'write', 'end', 'flushHeaders'] as const;
+type Method = (typeof METHODS)[number];
+type AnyMethod = (...args: unknown[]) => unknown;
+const captures = new WeakMap<object, CaptureState>();
+const derived = new WeakMap<object, object>();
+
+/** Methods that capture while the response has a capture, and pass through to `next` otherwise. */
+function capturingMethods(next: (res: object, name: Method) => AnyMethod): Record<Method, AnyMethod> {
+  return {
+    writeHead(this: ServerResponse, ...args: unknown[]) {
+      const state = captures.get(this);
+      return state
+        ? state.writeHead(args[0] as number, args[1], args[2])
+        : next(this, 'writeHead').apply(this, args);
+    },
+    write(this: ServerResponse, ...args: unknown[]) {
+      const state = captures.get(this);
+      return state ? state.write(args[0] as Chunk, args[1], args[2]) : next(this, 'write').apply(this, args);
+    },
+    end(this: ServerResponse, ...args: unknown[]) {
+      const state = captures.get(this);
+      return state ? state.end(args[0], args[1], args[2]) : next(this, 'end').apply(this, args);
+    },
+    flushHeaders(this: ServerResponse, ...args: unknown[]) {
+      return captures.has(this) ? undefined : next(this, 'flushHeaders').apply(this, args);
+    },
+  };
+}
+
+function derivedPrototype(proto: object): object {
+  let prototype = derived.get(proto);
+  if (prototype === undefined) {
+    const methods = capturingMethods((_res, name) => (proto as Record<Method, AnyMethod>)[name]);
+    prototype = Object.create(proto, {
+      writeHead: { value: methods.writeHead, writable: true, configurable: true },
+      write: { value: methods.write, writable: true, configurable: true },
+      end: { value: methods.end, writable: true, configurable: true },
+      flushHeaders: { value: methods.flushHeaders, writable: true, configurable: true },
+    }) as object;
+    derived.set(proto, prototype);
+    // The derived prototype chains to the original, which keeps it alive as long as any response uses it.
+  }
+  return prototype;
+}
+
+/** The slow path, for responses whose instance already carries its own methods: wrap those in place. */
+function wrapInstance(res: ServerResponse): void {
+  const target = res as unknown as Record<Method, AnyMethod>;
+  const originals = {
+    writeHead: target.writeHead,
+    write: target.write,
+    end: target.end,
+    flushHeaders: target.flushHeaders,
+  };
+  const methods = capturingMethods((_res, name) => originals[name]);
+  for (const name of METHODS) target[name] = methods[name];
+}
+
+/** What one captured response has collected so far. */
+class CaptureState {
+  readonly chunks: Buffer[] = [];
+  /** The body as the handler's one string write, when it was exactly that. */
+  text: string | undefined;
+  readonly callbacks: Callback[] = [];
+  #ended = false;
+
+  constructor(
+    readonly res: ServerResponse,
+    readonly onEnd: (response: Outcome) => void,
+  ) {}
+
+  writeHead(status: number, reason: unknown, headers: unknown): ServerResponse {
+    const { res } = this;
+    if (typeof reason === 'string') res.statusMessage = reason;
+    else headers = reason;
+    res.statusCode = status;
+    if (headers !== undefined && headers !== null) applyHeaders(res, headers);
+    return res;
+  }
+
+  write(chunk: Chunk, encoding: unknown, callback: unknown): boolean {
+    this.#add(chunk, encoding);
+    const done = typeof encoding === 'function' ? encoding : callback;
+    if (typeof done === 'function') process.nextTick(done as Callback);
+    return true;
+  }
+
+  end(chunk: unknown, encoding: unknown, callback: unknown): ServerResponse {
+    const { res } = this;
+    if (typeof chunk === 'function') callback = chunk;
+    else {
+      if (typeof encoding === 'function') callback = encoding;
+      this.#add(chunk as Chunk | undefined, encoding);
+    }
+    if (typeof callback === 'function') this.callbacks.push(callback as Callback);
+    if (!this.#ended) {
+      this.#ended = true;
+      const { chunks } = this;
+      this.onEnd({
+        status: res.statusCode,
+        headers: headerPairs(res.getHeaders()),
+        body: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks),
+      });
+    }
+    return res;
+  }
+
+  #add(chunk: Chunk | null | undefined, encoding: unknown): void {
+    if (chunk === null || chunk === undefined || this.#ended) return;
+    if (typeof chunk === 'string') {
+      const utf8 = typeof encoding !== 'string' || encoding === 'utf8' || encoding === 'utf-8';
+      this.text = this.chunks.length === 0 && utf8 ? chunk : undefined;
+      this.chunks.push(Buffer.from(chunk, utf8 ? 'utf8' : (encoding as BufferEncoding)));
+    } else {
+      this.text = undefined;
+      this.chunks.push(Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength));
+    }
+  }
+}
+
+export interface ResponseCapture {
+  /** From now on the response's methods write for real. */
+  restore(): void;
+  /**
+   * The captured body in the form the handler wrote it: a handler's single string stays a string, which Node
+   * writes together with the headers in one go (cheaper than a Buffer after a string header).
+   */
+  readonly sendable: string | Buffer;
+  /** Calls the callbacks the handler passed to `end`, once the real response finished. */
+  flushCallbacks(): void;
+}
+
+function applyHeaders(res: ServerResponse, headers: unknown): void {
+  if (Array.isArray(headers)) {
+    // Either [[name, value], …] or the flat [name, value, name, value] form.
+    const pairs: [string, string][] = Array.isArray(headers[0])
+      ? (headers as [string, string][])
+      : Array.from({ length: headers.length / 2 }, (_, index) => [
+          headers[index * 2],
+          headers[index * 2 + 1],
+        ]);
+    const grouped = groupHeaders(pairs);
+    for (const [name, values] of grouped) res.setHeader(name, values.length === 1 ? values[0]! : values);
+    return;
+  }
+  for (const [name, value] of Object.entries(headers as OutgoingHttpHeaders)) {
+    if (value !== undefined) res.setHeader(name, value);
+  }
+}
+
+/** A Node header map as pairs; a multi-valued header (Set-Cookie) becomes one pair per value. */
+export function headerPairs(headers: OutgoingHttpHeaders): HeaderPairs {
+  const pairs: [string, string][] = [];
+  for (const name in headers) {
+    const value = headers[name];
+    if (value === undefined) continue;
+    if (Array.isArray(value)) for (const one of value) pairs.push([name, one]);
+    else pairs.push([name, String(value)]);
+  }
+  return pairs;
+}
+
+/** Pairs grouped by lower-case name, in first-seen order. */
+export function groupHeaders(headers: HeaderPairs): Map<string, string[]> {
+  const grouped = new Map<string, string[]>();
+  for (const [name, value] of headers) {
+    const lower = name.toLowerCase();
+    const values = grouped.get(lower);
+    if (values === undefined) grouped.set(lower, [value]);
+    else values.push(value);
+  }
+  return grouped;
+}
+
+/**
+ * Sends an answer of the layer. `replaceHeaders` drops headers the handler had set (when the layer answers
+ * in its place); headers set by middleware before it (CORS, request ids) stay otherwise.
+ */
+export function writeAnswer(res: ServerResponse, answer: HttpAnswer, replaceHeaders = false): void {
+  if (res.headersSent || res.destroyed) {
+    if (!res.writableEnded) res.end();
+    return;
+  }
+  if (replaceHeaders) for (const name of res.getHeaderNames()) res.removeHeader(name);
+  res.statusCode = answer.status;
+  for (const [name, values] of groupHeaders(answer.headers))
+    res.setHeader(name, values.length === 1 ? values[0]! : values);
+  res.setHeader('content-length', answer.body.byteLength);
+  res.end(answer.body);
+}

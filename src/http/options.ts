@@ -1,0 +1,269 @@
+import { Engine, type EngineOptions } from '../core/engine.js';
+import { InvalidOptionsError } from '../core/errors.js';
+import { defaultEnvelopeOptions } from '../core/record.js';
+import { knownOptions, optionalFunction, wholeNumber } from '../core/validate.js';
+import { type LocalCacheOptions, LocalOutcomeCache } from './local-cache.js';
+import { defaultKeepStatus, FRAMING_HEADERS, type KeepStatus } from './outcome-policy.js';
+import type { FingerprintMode } from './request-fingerprint.js';
+import {
+  defaultScope,
+  GLOBAL_SCOPE,
+  type RequestView,
+  type ScopeFunction,
+  warnGlobalScope,
+} from './scope.js';
+
+export interface LongRunningOptions {
+  /** The status URL of an operation from its id (the key's URL-safe storage hash). Required. */
+  readonly location: (id: string) => string;
+  /** `Retry-After` of 202 answers. Default 1,000 ms. */
+  readonly pollAfterMs?: number;
+}
+
+/** Options that may differ per route (Fastify's route `config.idempotency` takes exactly these). */
+export interface RouteOptions<Req> {
+  /** Request header that carries the key. Default `Idempotency-Key`. */
+  readonly header?: string;
+  /** Methods the layer handles; others pass through untouched. Default `['POST', 'PATCH']`. */
+  readonly methods?: readonly string[];
+  /** Answer 400 when a handled method comes without a key. Default true; false lets it run unprotected. */
+  readonly required?: boolean;
+  /**
+   * What, besides the key, names a record. Default: method + route + the `Authorization` header (hashed into
+   * the storage key, never stored). `'global'`: the key alone (a warning is printed at construction).
+   */
+  readonly scope?: typeof GLOBAL_SCOPE | ScopeFunction<Req>;
+  /** How a request is fingerprinted. Default `'bytes'` (method, target, raw body); or `'canonical-json'`. */
+  readonly fingerprint?: FingerprintMode<Req>;
+  /** Whether a response with this status is stored. Default: < 500 except 408, 409, 413, 415, 425, 429. */
+  readonly keep?: KeepStatus;
+  /** Also store 5xx answers (Stripe's choice). Default false: a 5xx releases the key. Ignored with `keep`. */
+  readonly keepServerErrors?: boolean;
+  /** Headers stored although they are not by default (`set-cookie`, `date`, …). Default none. */
+  readonly keepHeaders?: readonly string[];
+  /** Wait up to this many ms for an in-flight duplicate and answer its response, instead of 409. Default 0. */
+  readonly waitMs?: number;
+  /** Claim duration for this route. Default: the engine's (30,000 ms). */
+  readonly leaseMs?: number;
+  /** How long this route's outcomes are replayed. Default: the engine's (86,400,000 ms). */
+  readonly retentionMs?: number;
+  /** Lets handlers answer 202 + `Location` and finish in the background (`defer`); see docs/http.md. */
+  readonly longRunning?: LongRunningOptions;
+  /** UNSAFE: run the handler unprotected when the store is unreachable, instead of 503. Default false. */
+  readonly failOpen?: boolean;
+}
+
+export interface HttpIdempotencyOptions<Req> extends EngineOptions, RouteOptions<Req> {
+  /** Keep completed outcomes in this process too, so hot replays skip the store. Default off. */
+  readonly localCache?: boolean | LocalCacheOptions;
+}
+
+export interface ResolvedRoute<Req> {
+  readonly header: string;
+  readonly methods: ReadonlySet<string>;
+  readonly required: boolean;
+  readonly scope: (view: RequestView<Req>) => string;
+  readonly fingerprint: FingerprintMode<Req>;
+  readonly keep: KeepStatus;
+  readonly keepHeaders: ReadonlySet<string>;
+  readonly waitMs: number;
+  readonly leaseMs: number;
+  readonly retentionMs: number;
+  readonly longRunning: Required<LongRunningOptions> | undefined;
+  readonly failOpen: boolean;
+}
+
+export const ROUTE_OPTION_NAMES = [
+  'header',
+  'methods',
+  'required',
+  'scope',
+  'fingerprint',
+  'keep',
+  'keepServerErrors',
+  'keepHeaders',
+  'waitMs',
+  'leaseMs',
+  'retentionMs',
+  'longRunning',
+  'failOpen',
+] as const;
+
+const ENGINE_OPTION_NAMES = [
+  'store',
+  'leaseMs',
+  'retentionMs',
+  'storeTimeoutMs',
+  'breaker',
+  'compressAboveBytes',
+  'maxBodyBytes',
+  'blobStore',
+  'onEvent',
+] as const;
+
+const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+const METHOD = /^[A-Z]+$/;
+
+/** Checks the options of an adapter factory once; everything after this is per request and never throws here. */
+export function checkOptionNames(adapter: string, options: unknown, extra: readonly string[] = []): void {
+  if (options === null || typeof options !== 'object') {
+    throw new InvalidOptionsError(`oncely/${adapter}: options are required ({ store })`);
+  }
+  knownOptions(`oncely/${adapter}`, options, [
+    ...new Set([...ENGINE_OPTION_NAMES, ...ROUTE_OPTION_NAMES, 'localCache', ...extra]),
+  ]);
+}
+
+/** The engine and cache every route of one factory call shares. */
+export function createShared<Req>(options: HttpIdempotencyOptions<Req>) {
+  const engineOptions: Record<string, unknown> = {};
+  for (const name of ENGINE_OPTION_NAMES)
+    if (options[name] !== undefined) engineOptions[name] = options[name];
+  const engine = new Engine(engineOptions as unknown as EngineOptions);
+  return {
+    engine,
+    cache: resolveCache(options.localCache),
+    // Already validated by the engine; the status route and the cache need them to answer as a replay would.
+    maxBodyBytes: options.maxBodyBytes ?? defaultEnvelopeOptions.maxBodyBytes,
+    blobStore: options.blobStore,
+  };
+}
+
+export type Shared = ReturnType<typeof createShared>;
+
+function resolveCache(option: boolean | LocalCacheOptions | undefined): LocalOutcomeCache | undefined {
+  if (option === undefined || option === false) return undefined;
+  if (option !== true && (option === null || typeof option !== 'object')) {
+    throw new InvalidOptionsError('localCache must be true, false or { maxEntries, maxBytes, ttlMs }');
+  }
+  const given: LocalCacheOptions = option === true ? {} : option;
+  knownOptions('localCache', given, ['maxEntries', 'maxBytes', 'ttlMs']);
+  return new LocalOutcomeCache({
+    maxEntries: wholeNumber('localCache.maxEntries', given.maxEntries, 10_000, { min: 1 }),
+    maxBytes: wholeNumber('localCache.maxBytes', given.maxBytes, 64 * 1024 * 1024, { min: 1 }),
+    ttlMs: wholeNumber('localCache.ttlMs', given.ttlMs, 60_000, { min: 1 }),
+  });
+}
+
+/**
+ * Resolves route options over `base` (the factory's options, or the engine's defaults for the first call).
+ * Throws `InvalidOptionsError` with the option's name for anything malformed.
+ */
+export function resolveRoute<Req>(
+  adapter: string,
+  options: RouteOptions<Req>,
+  base: ResolvedRoute<Req> | { readonly leaseMs: number; readonly retentionMs: number },
+): ResolvedRoute<Req> {
+  const inherited = 'methods' in base ? base : undefined;
+  const header = options.header ?? inherited?.header ?? 'idempotency-key';
+  if (typeof header !== 'string' || !HEADER_NAME.test(header)) {
+    throw new InvalidOptionsError(`header must be a header name, got ${String(header)}`);
+  }
+  return {
+    header: header.toLowerCase(),
+    methods:
+      options.methods === undefined
+        ? (inherited?.methods ?? new Set(['POST', 'PATCH']))
+        : methodSet(options.methods),
+    required: flag('required', options.required, inherited?.required ?? true),
+    scope: resolveScope(adapter, options.scope, inherited?.scope),
+    fingerprint: resolveFingerprint(options.fingerprint, inherited?.fingerprint),
+    keep: resolveKeep(options, inherited?.keep),
+    keepHeaders:
+      options.keepHeaders === undefined
+        ? (inherited?.keepHeaders ?? new Set())
+        : headerSet(options.keepHeaders),
+    waitMs: wholeNumber('waitMs', options.waitMs, inherited?.waitMs ?? 0),
+    leaseMs: wholeNumber('leaseMs', options.leaseMs, base.leaseMs, { min: 10 }),
+    retentionMs: wholeNumber('retentionMs', options.retentionMs, base.retentionMs, { min: 1 }),
+    longRunning: resolveLongRunning(options.longRunning, inherited?.longRunning),
+    failOpen: flag('failOpen', options.failOpen, inherited?.failOpen ?? false),
+  };
+}
+
+function flag(name: string, value: unknown, fallback: boolean): boolean {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'boolean') throw new InvalidOptionsError(`${name} must be true or false`);
+  return value;
+}
+
+function methodSet(methods: unknown): ReadonlySet<string> {
+  if (
+    !Array.isArray(methods) ||
+    methods.some((method) => typeof method !== 'string' || !METHOD.test(method))
+  ) {
+    throw new InvalidOptionsError(
+      'methods must be an array of upper-case method names, such as ["POST", "PATCH"]',
+    );
+  }
+  const safe = methods.filter((method) => method === 'GET' || method === 'HEAD' || method === 'OPTIONS');
+  if (safe.length > 0)
+    throw new InvalidOptionsError(`methods must be unsafe methods; ${safe.join(', ')} are safe`);
+  return new Set(methods as string[]);
+}
+
+function headerSet(names: unknown): ReadonlySet<string> {
+  if (!Array.isArray(names) || names.some((name) => typeof name !== 'string' || !HEADER_NAME.test(name))) {
+    throw new InvalidOptionsError('keepHeaders must be an array of header names');
+  }
+  const lower = (names as string[]).map((name) => name.toLowerCase());
+  const framing = lower.filter((name) => FRAMING_HEADERS.has(name));
+  if (framing.length > 0)
+    throw new InvalidOptionsError(`keepHeaders cannot keep framing headers (${framing.join(', ')})`);
+  return new Set(lower);
+}
+
+function resolveScope<Req>(
+  adapter: string,
+  scope: RouteOptions<Req>['scope'],
+  inherited: ResolvedRoute<Req>['scope'] | undefined,
+): ResolvedRoute<Req>['scope'] {
+  if (scope === undefined) return inherited ?? defaultScope;
+  if (scope === GLOBAL_SCOPE) {
+    warnGlobalScope(adapter);
+    return () => GLOBAL_SCOPE;
+  }
+  if (typeof scope !== 'function')
+    throw new InvalidOptionsError("scope must be a function (request) => string or 'global'");
+  return (view) => {
+    const value = scope(view.request);
+    // A scope that is not a string would silently merge records; fail this request loudly instead.
+    if (typeof value !== 'string') throw new TypeError('oncely: the scope function must return a string');
+    return `custom\n${value}`;
+  };
+}
+
+function resolveFingerprint<Req>(
+  mode: unknown,
+  inherited: FingerprintMode<Req> | undefined,
+): FingerprintMode<Req> {
+  if (mode === undefined) return inherited ?? 'bytes';
+  if (mode === 'bytes' || mode === 'canonical-json' || typeof mode === 'function')
+    return mode as FingerprintMode<Req>;
+  throw new InvalidOptionsError(
+    "fingerprint must be 'bytes', 'canonical-json' or a function (request) => value",
+  );
+}
+
+function resolveKeep<Req>(options: RouteOptions<Req>, inherited: KeepStatus | undefined): KeepStatus {
+  optionalFunction('keep', options.keep);
+  if (options.keep !== undefined) return options.keep;
+  if (options.keepServerErrors !== undefined)
+    return defaultKeepStatus(flag('keepServerErrors', options.keepServerErrors, false));
+  return inherited ?? defaultKeepStatus(false);
+}
+
+function resolveLongRunning(
+  option: LongRunningOptions | undefined,
+  inherited: Required<LongRunningOptions> | undefined,
+): Required<LongRunningOptions> | undefined {
+  if (option === undefined) return inherited;
+  if (option === null || typeof option !== 'object' || typeof option.location !== 'function') {
+    throw new InvalidOptionsError('longRunning must be { location: (id) => string, pollAfterMs? }');
+  }
+  knownOptions('longRunning', option, ['location', 'pollAfterMs']);
+  return {
+    location: option.location,
+    pollAfterMs: wholeNumber('longRunning.pollAfterMs', option.pollAfterMs, 1_000, { min: 1 }),
+  };
+}

@@ -1,0 +1,71 @@
+import type { HeaderPairs } from '../core/store.js';
+
+/**
+ * Statuses that describe the request's circumstances rather than its effect, so a retry may well succeed:
+ * timeout (408), conflict (409, our own in-flight answer included), too large (413), unsupported media type
+ * (415), too early (425), rate limited (429). Storing one would make every retry repeat it.
+ */
+const TRANSIENT_CLIENT_ERRORS: ReadonlySet<number> = new Set([408, 409, 413, 415, 425, 429]);
+
+/** Decides from a response status whether the outcome is kept for the key (true) or the key released (false). */
+export type KeepStatus = (status: number) => boolean;
+
+/**
+ * The default outcome policy (DESIGN §2, Stripe's practice): keep every answer below 500 (2xx, a 303 after a
+ * POST, deterministic 4xx) except the transient client errors above; release on 5xx so the client may retry.
+ * With `keepServerErrors`, 5xx is kept too (Stripe's choice for a 500 after an effect may have happened).
+ */
+export function defaultKeepStatus(keepServerErrors: boolean): KeepStatus {
+  return (status) => {
+    if (TRANSIENT_CLIENT_ERRORS.has(status)) return false;
+    return status < 500 || keepServerErrors;
+  };
+}
+
+/**
+ * Headers that frame one message on one connection (RFC 9110 §7.6.1, RFC 9112 §6): storing them would corrupt a
+ * replay, so they are never kept. `Content-Length` is recomputed from the stored body when it is sent.
+ */
+export const FRAMING_HEADERS: ReadonlySet<string> = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+  'content-length',
+]);
+
+/**
+ * Kept only when the `keepHeaders` option names them: `Set-Cookie` (a replay would hand one client's session to
+ * whoever retries), the remaining hop-by-hop headers, and `Date` (a replay otherwise gets a fresh one).
+ */
+const STORED_ONLY_WHEN_ASKED: ReadonlySet<string> = new Set([
+  'set-cookie',
+  'proxy-authenticate',
+  'proxy-authorization',
+  'date',
+]);
+
+/**
+ * The headers of a response that go into the stored outcome: content headers and the handler's own, never
+ * hop-by-hop ones (nor those the `Connection` header names), never `Set-Cookie` unless `alsoKeep` lists it.
+ * Names are lower case in the result.
+ */
+export function storableHeaders(headers: HeaderPairs, alsoKeep: ReadonlySet<string>): HeaderPairs {
+  let connectionNamed: Set<string> | undefined;
+  for (const [name, value] of headers) {
+    if (name.toLowerCase() === 'connection') {
+      connectionNamed = new Set(value.split(',').map((token) => token.trim().toLowerCase()));
+    }
+  }
+  const kept: [string, string][] = [];
+  for (const [name, value] of headers) {
+    const lower = name.toLowerCase();
+    if (FRAMING_HEADERS.has(lower) || (connectionNamed?.has(lower) && !alsoKeep.has(lower))) continue;
+    if (STORED_ONLY_WHEN_ASKED.has(lower) && !alsoKeep.has(lower)) continue;
+    kept.push([lower, value]);
+  }
+  return kept;
+}

@@ -1,0 +1,7 @@
+import { honoHarness, honoNodeServerHarness } from './apps/hono.js';
+import { runHttpSemantics } from './support/semantics.js';
+import { memoryStore, redisStore } from './support/stores.js';
+
+runHttpSemantics(honoHarness, memoryStore);
+runHttpSemantics(honoHarness, redisStore('hono'));
+runHttpSemantics(honoNodeServerHarness, memoryStore);

@@ -1,0 +1,153 @@
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { parseKeyHeader } from '../../src/http/key-header.js';
+import { LocalOutcomeCache } from '../../src/http/local-cache.js';
+import { defaultKeepStatus, storableHeaders } from '../../src/http/outcome-policy.js';
+import { ERRORS_DOC_URL, PROBLEMS, problemAnswer, retryAfterSeconds } from '../../src/http/problem.js';
+import { type InvalidKeyError, isInvalidKeyError } from '../../src/index.js';
+
+describe('parseKeyHeader', () => {
+  it.each([
+    ['abc', 'abc'],
+    ['  abc\t', 'abc'],
+    ['"abc"', 'abc'],
+    ['"a\\"b"', 'a"b'],
+    ['"a\\\\b"', 'a\\b'],
+    ['"with space"', 'with space'],
+    ['8e03978e-40d5-43e8-bc93-6894a57f9324', '8e03978e-40d5-43e8-bc93-6894a57f9324'],
+  ])('reads %j as %j', (raw, key) => {
+    expect(parseKeyHeader(raw)).toBe(key);
+  });
+
+  it('returns undefined when the header is absent', () => {
+    expect(parseKeyHeader(undefined)).toBeUndefined();
+  });
+
+  it.each([
+    ['', 'empty'],
+    ['""', 'empty'],
+    ['"abc', 'bad-quoting'],
+    ['"a"b"', 'bad-quoting'],
+    ['"a\\nb"', 'bad-quoting'],
+    ['"abc";x=1', 'bad-quoting'],
+    ['"tab\there"', 'bad-characters'],
+    ['caf\u00e9', 'bad-characters'],
+    ['a\u0001b', 'bad-characters'],
+    ['x'.repeat(256), 'too-long'],
+    [`"${'x'.repeat(256)}"`, 'too-long'],
+  ])('rejects %j (%s)', (raw, reason) => {
+    try {
+      parseKeyHeader(raw);
+      expect.fail('should have thrown');
+    } catch (error) {
+      expect(isInvalidKeyError(error)).toBe(true);
+      expect((error as InvalidKeyError).reason).toBe(reason);
+    }
+  });
+
+  it('counts the unescaped length of a quoted key', () => {
+    const key = `${'x'.repeat(254)}"`;
+    expect(parseKeyHeader(`"${'x'.repeat(254)}\\""`)).toBe(key);
+  });
+});
+
+describe('outcome policy', () => {
+  it('keeps 2xx, 3xx and deterministic 4xx; releases transient 4xx and 5xx', () => {
+    const keep = defaultKeepStatus(false);
+    for (const status of [200, 201, 204, 303, 400, 401, 403, 404, 410, 422])
+      expect(keep(status), String(status)).toBe(true);
+    for (const status of [408, 409, 413, 415, 425, 429, 500, 502, 503, 504])
+      expect(keep(status), String(status)).toBe(false);
+    expect(defaultKeepStatus(true)(500)).toBe(true);
+    expect(defaultKeepStatus(true)(429)).toBe(false);
+  });
+
+  it('stores content and custom headers, never framing ones, Set-Cookie only when asked', () => {
+    const headers = [
+      ['Content-Type', 'application/json'],
+      ['Set-Cookie', 'a=1'],
+      ['Connection', 'keep-alive, X-Hop'],
+      ['X-Hop', 'per-connection'],
+      ['Transfer-Encoding', 'chunked'],
+      ['Content-Length', '12'],
+      ['Date', 'Mon, 01 Jan 2024 00:00:00 GMT'],
+      ['X-Request-Id', 'r1'],
+      ['Location', '/payments/1'],
+    ] as const;
+    expect(storableHeaders(headers, new Set())).toEqual([
+      ['content-type', 'application/json'],
+      ['x-request-id', 'r1'],
+      ['location', '/payments/1'],
+    ]);
+    expect(storableHeaders(headers, new Set(['set-cookie', 'date']))).toEqual([
+      ['content-type', 'application/json'],
+      ['set-cookie', 'a=1'],
+      ['date', 'Mon, 01 Jan 2024 00:00:00 GMT'],
+      ['x-request-id', 'r1'],
+      ['location', '/payments/1'],
+    ]);
+  });
+});
+
+describe('problem answers', () => {
+  it('are RFC 9457 problem+json with a type that points into docs/errors.md', () => {
+    const answer = problemAnswer('request-in-progress', 'wait', { retryAfterSeconds: 3 });
+    expect(answer.status).toBe(409);
+    expect(answer.headers).toEqual([
+      ['content-type', 'application/problem+json'],
+      ['retry-after', '3'],
+    ]);
+    expect(JSON.parse(Buffer.from(answer.body).toString())).toEqual({
+      type: `${ERRORS_DOC_URL}#request-in-progress`,
+      title: 'A request with this key is in progress',
+      status: 409,
+      detail: 'wait',
+    });
+  });
+
+  it('every problem type has its section in docs/errors.md', () => {
+    const doc = readFileSync(new URL('../../docs/errors.md', import.meta.url), 'utf8');
+    for (const type of Object.keys(PROBLEMS)) expect(doc, type).toContain(`<a id="${type}"></a>`);
+  });
+
+  it('Retry-After is whole seconds, at least 1', () => {
+    expect([0, 1, 999, 1000, 1001, 29_999].map(retryAfterSeconds)).toEqual([1, 1, 1, 1, 2, 30]);
+  });
+});
+
+describe('LocalOutcomeCache', () => {
+  const answer = (bytes: number) => ({ status: 201, headers: [], body: new Uint8Array(bytes) });
+
+  it('answers hits, reports a mismatching fingerprint, and misses after its ttl', () => {
+    const cache = new LocalOutcomeCache({ maxEntries: 10, maxBytes: 1_000_000, ttlMs: 1_000 });
+    cache.remember('k', 'f1', answer(3), 10_000, 0);
+    expect(cache.lookup('k', 'f1', 500).kind).toBe('hit');
+    expect(cache.lookup('k', 'f2', 500).kind).toBe('mismatch');
+    expect(cache.lookup('k', 'f1', 1_000).kind).toBe('miss');
+    expect(cache.size).toBe(0);
+  });
+
+  it('never outlives the record', () => {
+    const cache = new LocalOutcomeCache({ maxEntries: 10, maxBytes: 1_000_000, ttlMs: 60_000 });
+    cache.remember('k', 'f', answer(3), 100, 0);
+    expect(cache.lookup('k', 'f', 99).kind).toBe('hit');
+    expect(cache.lookup('k', 'f', 100).kind).toBe('miss');
+  });
+
+  it('is bounded in entries and in bytes, least recently used out first', () => {
+    const cache = new LocalOutcomeCache({ maxEntries: 3, maxBytes: 10_000, ttlMs: 60_000 });
+    for (const key of ['a', 'b', 'c']) cache.remember(key, 'f', answer(10), 1e12, 0);
+    expect(cache.lookup('a', 'f', 1).kind).toBe('hit'); // a is now the most recent
+    cache.remember('d', 'f', answer(10), 1e12, 2);
+    expect(cache.lookup('b', 'f', 3).kind).toBe('miss');
+    expect(cache.size).toBe(3);
+
+    const small = new LocalOutcomeCache({ maxEntries: 100, maxBytes: 2_000, ttlMs: 60_000 });
+    for (let index = 0; index < 10; index++) small.remember(`k${index}`, 'f', answer(500), 1e12, 0);
+    expect(small.bytes).toBeLessThanOrEqual(2_000);
+    expect(small.lookup('k9', 'f', 1).kind).toBe('hit');
+    expect(small.lookup('k0', 'f', 1).kind).toBe('miss');
+    small.remember('huge', 'f', answer(5_000), 1e12, 0);
+    expect(small.lookup('huge', 'f', 1).kind).toBe('miss');
+  });
+});
