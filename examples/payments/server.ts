@@ -1,0 +1,95 @@
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Store } from 'oncely';
+import { type IdempotencyContext, idempotency } from 'oncely/node';
+import { type PostgresStore, transactionOf } from 'oncely/postgres';
+import type pg from 'pg';
+import { Ledger, type Payment, type PaymentRequest, parsePaymentRequest } from './ledger.js';
+import { PostgresLedger } from './postgres-ledger.js';
+
+export interface PaymentsServerOptions {
+  /** Where idempotency records live (memory, Redis or PostgreSQL). */
+  readonly store: Store;
+  /**
+   * Run on PostgreSQL in transactional mode: `store` must be a `PostgresStore` on this pool; payments become rows
+   * that commit together with the key's record and a `payment.created` outbox event.
+   */
+  readonly postgres?: { readonly pool: pg.Pool };
+  readonly port?: number;
+  readonly host?: string;
+  /** How long a simulated charge takes. Default 50 ms. */
+  readonly processingMs?: number;
+}
+
+export interface PaymentsServer {
+  readonly url: string;
+  /** How many times each key's payment was executed: the number the demo checks is exactly 1. */
+  executions(keys: readonly string[]): Promise<ReadonlyMap<string, number>>;
+  close(): Promise<void>;
+}
+
+/**
+ * The demo's payments service: `POST /payments` with an `Idempotency-Key` header and `{ amount, currency }`
+ * creates a payment once per key (201). Retries replay the first answer byte for byte with
+ * `Idempotent-Replayed: true`; a duplicate in flight gets 409 with `Retry-After`; the same key with another body
+ * 422; no key 400 — all answered by `oncely/node`, which stores the response before the client sees it.
+ */
+export async function startPaymentsServer(options: PaymentsServerOptions): Promise<PaymentsServer> {
+  const { store, postgres, port = 0, host = '127.0.0.1', processingMs = 50 } = options;
+  const charge = await chargeFunction(store, postgres, processingMs);
+  const idem = idempotency({
+    // Transactional mode: the claim, the payment row, its event and the stored response share one transaction.
+    store: postgres ? (store as PostgresStore).transactional() : store,
+    leaseMs: 10_000,
+  });
+
+  const server = createServer(
+    idem(async (req, res, { body, idempotency: claim }) => {
+      if (req.method !== 'POST' || req.url !== '/payments' || claim === undefined || body === undefined) {
+        return json(res, 404, { type: 'about:blank', title: 'Not found', status: 404 });
+      }
+      const request = parsePaymentRequest(JSON.parse(body.toString('utf8')));
+      if (typeof request === 'string')
+        return json(res, 422, { type: 'about:blank', title: request, status: 422 });
+      json(res, 201, await charge.run(claim, request));
+    }),
+  );
+  await new Promise<void>((resolve) => server.listen(port, host, resolve));
+  const address = server.address() as AddressInfo;
+  return {
+    url: `http://${host}:${address.port}`,
+    executions: charge.executions,
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  };
+}
+
+interface Charger {
+  run(claim: IdempotencyContext, request: PaymentRequest): Promise<Payment>;
+  executions(keys: readonly string[]): Promise<ReadonlyMap<string, number>>;
+}
+
+async function chargeFunction(
+  store: Store,
+  postgres: PaymentsServerOptions['postgres'],
+  processingMs: number,
+): Promise<Charger> {
+  if (postgres === undefined) {
+    const ledger = new Ledger();
+    return {
+      run: (claim, request) => ledger.charge(claim.key, request, processingMs),
+      executions: async () => ledger.executionsByKey,
+    };
+  }
+  if (store.name !== 'postgres') throw new TypeError('postgres mode needs the PostgresStore as the store');
+  const ledger = new PostgresLedger(postgres.pool);
+  await ledger.migrate();
+  return {
+    run: (claim, request) => ledger.charge(transactionOf(claim), claim.key, request, processingMs),
+    executions: (keys) => ledger.executions(keys),
+  };
+}
+
+function json(res: ServerResponse<IncomingMessage>, status: number, value: unknown): void {
+  const type = status >= 400 ? 'application/problem+json' : 'application/json';
+  res.writeHead(status, { 'content-type': type }).end(JSON.stringify(value));
+}

@@ -1,0 +1,81 @@
+import { scopedKey } from '../../core/key.js';
+import { defaultEnvelopeOptions, openOutcome } from '../../core/record.js';
+import { choiceOption, parseOptions } from '../args.js';
+import { UsageError } from '../errors.js';
+import { openStore, type StoreKind } from '../open-store.js';
+import { renderTable } from '../table.js';
+
+export const inspectHelp = `oncely inspect --store redis|postgres (--key KEY --scope SCOPE | --hashed STORAGE_KEY)
+               [--prefix oncely | --schema public] [--delete]
+
+  Shows the record of one key: state, fingerprint, fencing token, attempts, lease and expiry, and the stored
+  response (status, headers, the first 2 KiB of the body). --delete removes it, so the next request runs again.`;
+
+export async function inspect(argv: readonly string[]): Promise<void> {
+  const { values } = parseOptions('inspect', argv, {
+    store: { type: 'string' },
+    key: { type: 'string' },
+    scope: { type: 'string' },
+    hashed: { type: 'string' },
+    prefix: { type: 'string' },
+    schema: { type: 'string' },
+    delete: { type: 'boolean' },
+  });
+  const kind = externalStore('inspect', values.store);
+  const storageKey =
+    values.hashed ??
+    (values.key !== undefined && values.scope !== undefined
+      ? scopedKey(values.scope, values.key)
+      : undefined);
+  if (storageKey === undefined) throw new UsageError('inspect: give --key and --scope, or --hashed');
+  const opened = await openStore(kind, { prefix: values.prefix, schema: values.schema });
+  try {
+    const record = await opened.store.get(storageKey);
+    if (record === undefined) {
+      process.stdout.write(`no record for ${storageKey}\n`);
+      return;
+    }
+    const time = (ms: number | undefined) => (ms === undefined ? '-' : new Date(ms).toISOString());
+    process.stdout.write(
+      `${renderTable(
+        ['field', 'value'],
+        [
+          ['storage key', record.key],
+          ['state', record.state],
+          ['fingerprint', record.fingerprint],
+          ['fencing token', String(record.token)],
+          ['attempts', String(record.attempt)],
+          ['created', time(record.createdAt)],
+          ['lease until', time(record.leaseUntil)],
+          ['completed', time(record.completedAt)],
+          ['expires', time(record.expiresAt)],
+        ],
+      )}\n`,
+    );
+    if (record.outcome !== undefined) {
+      const opened = await openOutcome(record.outcome, defaultEnvelopeOptions);
+      process.stdout.write(
+        `\nstatus ${record.outcome.status}, body stored ${record.outcome.storage} (${record.outcome.encoding})\n`,
+      );
+      for (const [name, value] of record.outcome.headers) process.stdout.write(`${name}: ${value}\n`);
+      if (opened.retained)
+        process.stdout.write(`\n${Buffer.from(opened.outcome.body.subarray(0, 2048)).toString('utf8')}\n`);
+    }
+    if (values.delete) {
+      await opened.store.delete(storageKey);
+      process.stdout.write('\ndeleted: the next request with this key runs again\n');
+    }
+  } finally {
+    await opened.close();
+  }
+}
+
+/** The memory store lives inside the application's process: the CLI cannot see it. */
+export function externalStore(command: string, value: string | undefined): Exclude<StoreKind, 'memory'> {
+  if (value === undefined || value === 'memory') {
+    throw new UsageError(
+      `${command}: give --store redis or --store postgres (the memory store lives inside your application's process)`,
+    );
+  }
+  return choiceOption('store', value, ['redis', 'postgres'] as const, 'redis');
+}

@@ -1,0 +1,36 @@
+import { intOption, parseOptions } from '../args.js';
+import { openStore } from '../open-store.js';
+import { externalStore } from './inspect.js';
+
+export const purgeHelp = `oncely purge --store postgres [--schema public] [--batch-size 5000] [--max-batches 1000]
+
+  Deletes expired records in bounded batches (short transactions, no long locks). Redis expires records by
+  itself; run this for PostgreSQL on a schedule (cron, a Kubernetes CronJob).`;
+
+export async function purge(argv: readonly string[]): Promise<void> {
+  const { values } = parseOptions('purge', argv, {
+    store: { type: 'string' },
+    prefix: { type: 'string' },
+    schema: { type: 'string' },
+    'batch-size': { type: 'string' },
+    'max-batches': { type: 'string' },
+  });
+  const batchSize = intOption('batch-size', values['batch-size'], 5_000, 1, 1_000_000);
+  const maxBatches = intOption('max-batches', values['max-batches'], 1_000, 1, 1_000_000);
+  const opened = await openStore(externalStore('purge', values.store), {
+    prefix: values.prefix,
+    schema: values.schema,
+  });
+  try {
+    if (opened.store.purgeExpired === undefined) {
+      process.stdout.write(`${opened.store.name} expires records by itself; nothing to purge\n`);
+      return;
+    }
+    const started = performance.now();
+    const removed = await opened.store.purgeExpired({ batchSize, maxBatches });
+    const seconds = (performance.now() - started) / 1_000;
+    process.stdout.write(`removed ${removed} expired records in ${seconds.toFixed(2)} s\n`);
+  } finally {
+    await opened.close();
+  }
+}

@@ -1,0 +1,45 @@
+import { parseOptions } from '../args.js';
+import { openStore } from '../open-store.js';
+import { renderTable } from '../table.js';
+import { externalStore } from './inspect.js';
+
+export const statsHelp = `oncely stats --store redis|postgres [--prefix oncely] [--schema public]
+
+  Counts records by state (in progress, completed, released) and, where the store can tell, the bytes they use.`;
+
+export async function stats(argv: readonly string[]): Promise<void> {
+  const { values } = parseOptions('stats', argv, {
+    store: { type: 'string' },
+    prefix: { type: 'string' },
+    schema: { type: 'string' },
+  });
+  const opened = await openStore(externalStore('stats', values.store), {
+    prefix: values.prefix,
+    schema: values.schema,
+  });
+  try {
+    if (opened.store.stats === undefined) {
+      process.stdout.write(`${opened.store.name} does not report statistics\n`);
+      return;
+    }
+    const s = await opened.store.stats();
+    const show = (n: number | undefined) => (n === undefined ? '-' : String(n));
+    process.stdout.write(
+      `${renderTable(
+        ['store', 'records', 'in progress', 'completed', 'released', 'bytes'],
+        [
+          [
+            opened.description,
+            show(s.records),
+            show(s.inProgress),
+            show(s.completed),
+            show(s.released),
+            show(s.bytes),
+          ],
+        ],
+      )}\n`,
+    );
+  } finally {
+    await opened.close();
+  }
+}

@@ -1,0 +1,85 @@
+import { execFile, spawn } from 'node:child_process';
+import { promisify } from 'node:util';
+import { describe, expect, it } from 'vitest';
+import { renderReport } from '../../src/cli/demo/report.js';
+
+const run = promisify(execFile);
+const cli = new URL('../../dist/cli/main.js', import.meta.url).pathname;
+
+describe('oncely demo', () => {
+  it('storms the payments service over real HTTP and proves one execution per key', async () => {
+    const { stdout } = await run(process.execPath, [
+      cli,
+      'demo',
+      '--keys',
+      '5',
+      '--duplicates',
+      '40',
+      '--processing-ms',
+      '30',
+    ]);
+    expect(stdout).toMatch(/OK: 5 keys, each executed exactly once/);
+    const totals = stdout.split('\n').find((line) => /^\s*\d+\s+5\s+195\s/.test(line));
+    expect(totals, `totals row with 5 executions and 195 replays in:\n${stdout}`).toBeDefined();
+  });
+
+  it('--serve answers curl-style requests: 201, then a byte-identical replay, 422 on another body, 400 without key', async () => {
+    const child = spawn(process.execPath, [cli, 'demo', '--serve', '--port', '0'], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    try {
+      const url = await new Promise<string>((resolve, reject) => {
+        child.stdout.on('data', (chunk: Buffer) => {
+          const match = /on (http:\/\/[\d.]+:\d+)/.exec(chunk.toString());
+          if (match?.[1]) resolve(match[1]);
+        });
+        child.once('exit', (code) => reject(new Error(`demo --serve exited with ${code}`)));
+      });
+      const post = (body: string, key?: string) =>
+        fetch(`${url}/payments`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', ...(key ? { 'idempotency-key': key } : {}) },
+          body,
+        });
+      const first = await post('{"amount": 1999, "currency": "EUR"}', 'order-42');
+      const firstBody = await first.text();
+      expect(first.status).toBe(201);
+      expect(JSON.parse(firstBody)).toMatchObject({ amount: 1999, currency: 'EUR', status: 'succeeded' });
+      const again = await post('{"amount": 1999, "currency": "EUR"}', 'order-42');
+      expect(again.status).toBe(201);
+      expect(again.headers.get('idempotent-replayed')).toBe('true');
+      expect(await again.text()).toBe(firstBody);
+      expect((await post('{"amount": 5, "currency": "EUR"}', 'order-42')).status).toBe(422);
+      const missing = await post('{"amount": 5, "currency": "EUR"}');
+      expect(missing.status).toBe(400);
+      expect(missing.headers.get('content-type')).toMatch(/application\/problem\+json/);
+    } finally {
+      child.kill('SIGTERM');
+    }
+  });
+
+  it('rejects bad flags with exit code 2 and a clear message', async () => {
+    const failure = await run(process.execPath, [cli, 'demo', '--keys', '0']).catch(
+      (error: { code: number; stderr: string }) => error,
+    );
+    expect(failure).toMatchObject({ code: 2 });
+    expect((failure as { stderr: string }).stderr).toMatch(/--keys must be a whole number/);
+  });
+
+  it('the verdict fails when a key executed twice or clients saw different bodies', () => {
+    const outcome = (key: string, bodies: string[]) => ({
+      key,
+      fresh: 1,
+      replayed: 1,
+      conflicts: 0,
+      failures: 0,
+      bodies: new Set(bodies),
+    });
+    const twice = renderReport([outcome('a', ['x'])], new Map([['a', 2]]), 1);
+    expect(twice.exactlyOnce).toBe(false);
+    expect(twice.text).toMatch(/FAILED/);
+    const split = renderReport([outcome('a', ['x', 'y'])], new Map([['a', 1]]), 1);
+    expect(split.exactlyOnce).toBe(false);
+    expect(renderReport([outcome('a', ['x'])], new Map([['a', 1]]), 1).exactlyOnce).toBe(true);
+  });
+});
