@@ -1,0 +1,85 @@
+import type { Summary } from './summary.js';
+
+export interface RunInfo {
+  readonly date: string;
+  readonly command: string;
+  readonly machine: string;
+  readonly versions: string;
+  readonly pairs: number;
+  readonly roundSeconds: number;
+}
+
+const GOALS: Record<string, number> = {
+  'express unique': 0.9,
+  'fastify unique': 0.7,
+  replay: 1.05,
+  'replay cache': 1.2,
+};
+
+function goalOf(summary: Summary): number | undefined {
+  if (!summary.variant.startsWith('oncely') || summary.variant === 'oncely-memory') return undefined;
+  if (summary.workload === 'unique') return GOALS[`${summary.framework} unique`];
+  return summary.variant === 'oncely-cache' ? GOALS['replay cache'] : GOALS.replay;
+}
+
+const fixed = (value: number, digits = 0) =>
+  value.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
+const signed = (value: number, digits = 1) => `${value >= 0 ? '+' : ''}${fixed(value, digits)}`;
+
+function stormCell(summary: Summary): string {
+  const storm = summary.storm;
+  if (storm === undefined) return '';
+  const verdict = storm.keysRunTwice === 0 && storm.keysWithDifferentBodies === 0 ? 'ok' : 'FAIL';
+  return `${verdict}: ${storm.executions} runs for ${storm.keys} keys, ${storm.keysRunTwice} keys run twice+, ${storm.keysWithDifferentBodies} with differing 2xx bodies`;
+}
+
+/** The `http` section of docs/benchmarks.md. */
+export function report(summaries: readonly Summary[], info: RunInfo): string {
+  const rows = summaries.map((summary) => {
+    const goal = goalOf(summary);
+    const met =
+      goal === undefined
+        ? ''
+        : summary.ratio >= goal
+          ? ` (goal ≥ ${goal}: met)`
+          : ` (goal ≥ ${goal}: **not met**)`;
+    const p99Added = summary.p99LayerMs - summary.p99BaselineMs;
+    return `| ${summary.framework} | ${summary.variant} | ${summary.workload} | ${fixed(summary.baselineRps)} | ${fixed(summary.layerRps)} | **${summary.ratio.toFixed(2)}×**${met} | ${summary.ratioMin.toFixed(2)}–${summary.ratioMax.toFixed(2)} | ${fixed(summary.p99BaselineMs)} → ${fixed(summary.p99LayerMs)} (${signed(p99Added, 0)}) | ${signed(summary.serverCpuAddedUs)} | ${signed(summary.redisCpuAddedUs)} | ${summary.failures} | ${stormCell(summary)} |`;
+  });
+  return `
+### HTTP adapters (Redis store)
+
+_Measured ${info.date} with \`${info.command}\`. ${info.machine}. ${info.versions}._
+
+Each row compares a framework with an idempotency layer (B) against the same framework without one (A), both
+serving \`POST /payments\` whose handler does one Redis write (its effect) and answers 201 JSON. Load: autocannon
+on 127.0.0.1, ${50} connections, ${info.roundSeconds} s per round, ${info.pairs} A/B pairs per row in alternating
+order (ABBA), servers in their own processes, a disposable \`redis-server\` of the run's own. **unique**: every
+request has a fresh key (the layer claims, runs, stores: 2 round trips more than A). **replay**: 1,000 keys
+completed beforehand, requested over and over (the layer answers from the store, or from the in-process cache
+with \`oncely-cache\`; A still runs its handler). **oncely-memory**: the same layer on a \`MemoryStore\`, no store
+round trip at all: the cost of the adapter and the engine alone. Ratio: median of the per-pair ratios of requests per second,
+with their min–max. p99: medians of the rounds (ms). CPU added: µs per request, B minus A, in the server process
+(utime+stime from /proc) and in redis-server (INFO CPU). Failures: non-2xx answers or socket errors in all
+rounds. Storm: 100 concurrent identical requests for each of 20 keys, executions counted by the handler.
+
+| framework | layer | workload | A req/s | B req/s | B/A | spread | p99 ms A → B | server CPU µs/req | Redis CPU µs/req | failures | storm (20 keys × 100) |
+| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |
+${rows.join('\n')}
+
+![Throughput ratio per adapter and workload](../bench/http/chart.svg)
+
+Reading the table: for unique keys, the layer's price is two store round trips per request (\`begin\` and
+\`complete\`, each one Lua script) on top of the handler's own work; the Redis CPU column is those scripts, and the
+difference between the \`oncely\` and \`oncely-memory\` rows is what the Redis store costs in the server process
+(the ioredis client, two more socket writes and reads: system calls are expensive on this machine). A replay
+costs one round trip instead of the handler's work; with \`localCache\` it costs none. The npm peers are cheaper
+per unique request because they do less: no fencing, no lease, no compression, and \`express-idempotency\`
+checks then acts in two steps (its storm column shows what that costs).
+
+The peers are measured on Express with their Redis adapters: \`express-idempotency\` (with
+\`express-idempotency-redis-adapter\`) and \`@node-idempotency/core\` (with \`@node-idempotency/storage-adapter-redis\`,
+through the small Express glue in \`bench/http/peers.ts\`). Both keep their records as JSON strings and neither
+has fencing or leases. Single runs swing by about ±10% on these two shared cores; the spread column shows it.
+`;
+}

@@ -1,0 +1,121 @@
+// The HTTP benchmark: every adapter with the Redis store against the same framework without oncely, the npm
+// peers beside them, in alternating A/B rounds; writes the `http` section of docs/benchmarks.md and the chart.
+// Run: flock /tmp/oncely-bench.lock node --import tsx bench/http/run.ts   (PAIRS=8 ROUND_S=3 by default)
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpus, totalmem } from 'node:os';
+import { Redis } from 'ioredis';
+import { startRedis, stopAll } from '../../test/redis/support/redis-server.js';
+import { ratioChart } from './chart.js';
+import { completeReplayKeys, measureRound, type Workload } from './measure.js';
+import { type Framework, type ServerProcess, startServer, type Variant } from './processes.js';
+import { report } from './report.js';
+import { storm } from './storm.js';
+import { type Scenario, type Summary, summarize } from './summary.js';
+
+const PAIRS = Number(process.env.PAIRS ?? 8);
+const ROUND_S = Number(process.env.ROUND_S ?? 3);
+const FRAMEWORKS = (process.env.FRAMEWORKS ?? 'express,fastify,hono,node').split(',') as Framework[];
+const WITH_PEERS = process.env.PEERS !== '0';
+const WRITE = process.env.WRITE !== '0';
+
+const redisProcess = await startRedis();
+const admin = new Redis({ port: redisProcess.port, host: '127.0.0.1' });
+const redisVersion = /redis_version:(\S+)/.exec(await admin.info('server'))?.[1] ?? 'unknown';
+const summaries: Summary[] = [];
+const raw: Scenario[] = [];
+
+try {
+  for (const framework of FRAMEWORKS) {
+    const variants: Variant[] = ['oncely', 'oncely-cache', 'oncely-memory'];
+    if (framework === 'express' && WITH_PEERS) variants.push('express-idempotency', 'node-idempotency');
+    const baseline = await startServer(framework, 'baseline', redisProcess.port);
+    const layers = new Map<Variant, ServerProcess>();
+    for (const variant of variants)
+      layers.set(variant, await startServer(framework, variant, redisProcess.port));
+    const plan: [Variant, Workload][] = [
+      ['oncely', 'unique'],
+      ['oncely', 'replay'],
+      ['oncely-cache', 'replay'],
+      // The layer on a MemoryStore: what the adapter and engine cost without any store round trip.
+      ['oncely-memory', 'unique'],
+    ];
+    if (framework === 'express' && WITH_PEERS) {
+      plan.push(['express-idempotency', 'unique'], ['express-idempotency', 'replay']);
+      plan.push(['node-idempotency', 'unique'], ['node-idempotency', 'replay']);
+    }
+    for (const [variant, workload] of plan) {
+      const layer = layers.get(variant)!;
+      const replayPrefix = `r-${framework}-${variant}`;
+      if (workload === 'replay') await completeReplayKeys(layer, replayPrefix);
+      // One unmeasured round each: JIT warm-up, connection pools, the cache filling.
+      await measureRound(baseline, admin, workload, replayPrefix, 1);
+      await measureRound(layer, admin, workload, replayPrefix, 1);
+      const scenario: Scenario = { framework, variant, workload, pairs: [] };
+      for (let pair = 0; pair < PAIRS; pair++) {
+        const order = pair % 2 === 0 ? ['a', 'b'] : ['b', 'a'];
+        const rounds: Record<string, Awaited<ReturnType<typeof measureRound>>> = {};
+        for (const side of order) {
+          rounds[side] = await measureRound(
+            side === 'a' ? baseline : layer,
+            admin,
+            workload,
+            replayPrefix,
+            ROUND_S,
+          );
+        }
+        scenario.pairs.push({ a: rounds.a!, b: rounds.b! });
+      }
+      raw.push(scenario);
+      const stormResult =
+        workload === 'unique' ? await storm(layer, admin, `${framework}-${variant}`) : undefined;
+      const summary = summarize(scenario, stormResult);
+      summaries.push(summary);
+      console.log(
+        `${framework} ${variant} ${workload}: ${summary.ratio.toFixed(3)}× (${summary.ratioMin.toFixed(2)}-${summary.ratioMax.toFixed(2)}), ` +
+          `${summary.baselineRps.toFixed(0)} -> ${summary.layerRps.toFixed(0)} req/s, p99 ${summary.p99BaselineMs} -> ${summary.p99LayerMs} ms, ` +
+          `cpu +${summary.serverCpuAddedUs.toFixed(1)} us, redis +${summary.redisCpuAddedUs.toFixed(1)} us, failures ${summary.failures}` +
+          (stormResult ? `, storm ${JSON.stringify(stormResult)}` : ''),
+      );
+    }
+    await Promise.all([baseline, ...layers.values()].map((server) => server.stop()));
+  }
+} finally {
+  admin.disconnect();
+  await stopAll([redisProcess]);
+}
+
+mkdirSync(new URL('../results/', import.meta.url), { recursive: true });
+writeFileSync(
+  new URL('../results/http.raw.json', import.meta.url),
+  JSON.stringify({ summaries, raw }, null, 2),
+);
+if (WRITE) {
+  const version = (name: string) =>
+    (
+      JSON.parse(
+        readFileSync(new URL(`../../node_modules/${name}/package.json`, import.meta.url), 'utf8'),
+      ) as { version: string }
+    ).version;
+  const markdown = report(summaries, {
+    date: new Date().toISOString().slice(0, 10),
+    command: 'flock /tmp/oncely-bench.lock node --import tsx bench/http/run.ts',
+    machine: `${cpus().length} × ${cpus()[0]?.model.trim()}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`,
+    versions: `express ${version('express')}, fastify ${version('fastify')}, hono ${version('hono')}, ioredis ${version('ioredis')}, autocannon ${version('autocannon')}, express-idempotency ${version('express-idempotency')}, @node-idempotency/core ${version('@node-idempotency/core')}, Redis ${redisVersion}`,
+    pairs: PAIRS,
+    roundSeconds: ROUND_S,
+  });
+  // A plain .mjs without types: imported through a variable so TypeScript leaves it alone.
+  const module: string = '../write-section.mjs';
+  const { writeSection } = (await import(module)) as {
+    writeSection: (name: string, markdown: string) => void;
+  };
+  writeSection('http', markdown);
+  writeFileSync(
+    new URL('./chart.svg', import.meta.url),
+    ratioChart(
+      summaries,
+      `oncely HTTP adapters on Redis: throughput vs the bare framework (${PAIRS} A/B pairs, median and range)`,
+    ),
+  );
+}
+console.log('done');

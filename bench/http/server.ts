@@ -1,0 +1,117 @@
+// One benchmark server process: a payments route on one framework, with or without an idempotency layer.
+// Usage: node --import tsx bench/http/server.ts <framework> <variant> <redisPort>
+//   framework: express | fastify | hono | node
+//   variant:   baseline | oncely | oncely-cache | oncely-memory | express-idempotency | node-idempotency
+//              (oncely-memory: the layer on a MemoryStore, to see its own cost without store round trips;
+//               the two peers run on express only)
+// Prints {"port":N} once listening; exits when stdin closes. The handler's effect is one Redis INCR per
+// execution (a payment endpoint writes its effect somewhere), which also counts executions for the storm.
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { serve } from '@hono/node-server';
+import express from 'express';
+import Fastify from 'fastify';
+import { Hono } from 'hono';
+import { Redis } from 'ioredis';
+import { peerMiddleware } from './peers.js';
+
+// The library as users get it: the compiled dist/ (npm run build), so the numbers are not tsx's transpiled
+// output (which wraps every closure in a naming helper). ONCELY_LIB=src measures the sources instead.
+const lib = process.env.ONCELY_LIB === 'src' ? '../../src' : '../../dist';
+const load = <T>(path: string): Promise<T> => import(`${lib}/${path}`) as Promise<T>;
+const { idempotency: expressIdempotency } =
+  await load<typeof import('../../src/http/express.js')>('http/express.js');
+const { idempotency: fastifyIdempotency } =
+  await load<typeof import('../../src/http/fastify.js')>('http/fastify.js');
+const { idempotency: honoIdempotency } = await load<typeof import('../../src/http/hono.js')>('http/hono.js');
+const { idempotency: nodeIdempotency } = await load<typeof import('../../src/http/node.js')>('http/node.js');
+const { MemoryStore } = await load<typeof import('../../src/stores/memory.js')>('stores/memory.js');
+const { RedisStore } = await load<typeof import('../../src/stores/redis/index.js')>('stores/redis/index.js');
+
+const [framework = 'express', variant = 'baseline', redisPort = '6379'] = process.argv.slice(2);
+// The same client options for every variant; AUTOPIPELINE=1 lets ioredis batch the commands of concurrent
+// requests into one socket write (syscalls dominate the cost per round trip on small machines).
+const redis = new Redis({
+  port: Number(redisPort),
+  host: '127.0.0.1',
+  enableOfflineQueue: false,
+  enableAutoPipelining: process.env.AUTOPIPELINE === '1',
+});
+await new Promise((resolve) => redis.once('ready', resolve));
+
+// Records expire on their own well after a benchmark run; the runner's Redis is disposable anyway.
+const options = {
+  store: variant === 'oncely-memory' ? new MemoryStore() : new RedisStore({ client: redis, prefix: 'bench' }),
+  retentionMs: 600_000,
+  ...(variant === 'oncely-cache' ? { localCache: { maxEntries: 20_000, ttlMs: 60_000 } } : {}),
+};
+const withOncely = variant.startsWith('oncely');
+let sequence = 0;
+
+/** The business logic: one write to Redis, then the payment as JSON. */
+async function charge(key: string | undefined, body: unknown): Promise<string> {
+  await redis.incr(`effect:${key ?? 'none'}`);
+  const { amount, currency } = body as { amount: number; currency: string };
+  return JSON.stringify({ id: `pay_${process.pid}_${++sequence}`, amount, currency, status: 'succeeded' });
+}
+const keyHeader = (headers: IncomingMessage['headers']) => headers['idempotency-key'] as string | undefined;
+
+let port: number;
+if (framework === 'express') {
+  const app = express();
+  app.use(express.json());
+  const handler = async (req: express.Request, res: express.Response) => {
+    if (variant === 'express-idempotency' && peerMiddleware.isHit(req)) return;
+    res
+      .status(201)
+      .type('application/json')
+      .send(await charge(keyHeader(req.headers), req.body));
+  };
+  if (withOncely) app.post('/payments', expressIdempotency(options), handler);
+  else if (variant === 'express-idempotency' || variant === 'node-idempotency') {
+    app.post('/payments', await peerMiddleware.create(variant, Number(redisPort)), handler);
+  } else app.post('/payments', handler);
+  port = await listen(createServer(app));
+} else if (framework === 'fastify') {
+  const app = Fastify();
+  if (withOncely) await app.register(fastifyIdempotency, options);
+  app.post('/payments', { config: { idempotency: withOncely } }, async (request, reply) => {
+    reply.code(201).type('application/json');
+    return charge(keyHeader(request.headers), request.body);
+  });
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  port = (app.server.address() as AddressInfo).port;
+} else if (framework === 'hono') {
+  const app = new Hono();
+  const handler = async (c: import('hono').Context) =>
+    c.body(await charge(c.req.header('idempotency-key'), await c.req.json()), 201, {
+      'content-type': 'application/json',
+    });
+  if (withOncely) app.post('/payments', honoIdempotency(options), handler);
+  else app.post('/payments', handler);
+  const server = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' });
+  await new Promise((resolve) => server.once('listening', resolve));
+  port = (server.address() as AddressInfo).port;
+} else {
+  const respond = async (req: IncomingMessage, res: ServerResponse, body: Buffer) => {
+    const payment = await charge(keyHeader(req.headers), JSON.parse(body.toString('utf8')));
+    res.writeHead(201, { 'content-type': 'application/json' }).end(payment);
+  };
+  const listener = withOncely
+    ? nodeIdempotency(options)((req, res, { body }) => respond(req, res, body!))
+    : (req: IncomingMessage, res: ServerResponse) => {
+        const chunks: Buffer[] = [];
+        req.on('data', (chunk: Buffer) => chunks.push(chunk));
+        req.on('end', () => void respond(req, res, Buffer.concat(chunks)));
+      };
+  port = await listen(createServer(listener));
+}
+
+async function listen(server: import('node:http').Server): Promise<number> {
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return (server.address() as AddressInfo).port;
+}
+
+process.stdout.write(`${JSON.stringify({ port })}\n`);
+process.stdin.resume();
+process.stdin.on('end', () => process.exit(0));
