@@ -1,3 +1,4 @@
+import type { Deadline, DeadlineQueue } from './deadline-queue.js';
 import { LeaseLostError } from './errors.js';
 import type { EventHandler } from './events.js';
 import type { StoreGuard } from './guarded-store.js';
@@ -8,19 +9,22 @@ export interface LeaseKeeperOptions {
   readonly leaseMs: number;
   readonly guard: StoreGuard;
   readonly emit: EventHandler;
+  /** The engine's shared renewal timer for this lease length: its duration is `leaseMs / 3`. */
+  readonly renewals: DeadlineQueue;
 }
 
 /**
  * Keeps a claim alive while user code runs: renews the lease every `leaseMs / 3`, and aborts `signal` with a
  * `LeaseLostError` when the store reports the claim fenced, or when no renewal succeeded for a whole lease (the
- * store may have let another caller take over, so the code must not assume it still owns the key).
+ * store may have let another caller take over, so the code must not assume it still owns the key). Renewals are
+ * due on a timer shared by every claim of the same lease length, not a `setTimeout` per claim.
  */
 export class LeaseKeeper {
   // Made on first use of `signal`: an AbortController costs microseconds per request, and most code never reads it.
   #controller: AbortController | undefined;
   #lostWith: LeaseLostError | undefined;
   readonly #options: LeaseKeeperOptions;
-  #timer: NodeJS.Timeout | undefined;
+  #due: Deadline | undefined;
   #confirmedAt = Date.now();
   #stopped = false;
 
@@ -44,14 +48,12 @@ export class LeaseKeeper {
 
   stop(): void {
     this.#stopped = true;
-    clearTimeout(this.#timer);
+    if (this.#due !== undefined) this.#options.renewals.cancel(this.#due);
   }
 
   #schedule(): void {
     if (this.#stopped) return;
-    this.#timer = setTimeout(() => void this.#renew(), Math.max(1, Math.floor(this.#options.leaseMs / 3)));
-    // A pending renewal must never keep a process alive that has nothing else to do.
-    this.#timer.unref();
+    this.#due = this.#options.renewals.add(() => void this.#renew());
   }
 
   async #renew(): Promise<void> {

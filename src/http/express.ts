@@ -134,8 +134,7 @@ async function handle(
   if (finish.kind === 'error')
     return writeAnswer(res, problemAnswer('handler-failed', 'the request failed; nothing was stored'), true);
   if (!finish.original) return writeAnswer(res, finish.answer, true);
-  const callbacks = capture;
-  res.end(callbacks.sendable, () => callbacks.flushCallbacks());
+  capture.send();
 }
 
 /** The route template when the middleware is mounted on a route (`app.post('/orders/:id', idem, …)`). */

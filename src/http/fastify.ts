@@ -156,12 +156,15 @@ const captureOnSend: onSendHookHandler = async function oncelyOnSend(request, re
 };
 
 /** A reply that never passed onSend (hijacked, or the connection died first) gives its key up. */
-const releaseUnsent: onResponseHookHandler = async function oncelyOnResponse(request) {
+// A callback hook, not an async one: it runs on every response, and Fastify's promise handling of an async hook
+// is a cost for nothing when there is nothing to wait for.
+const releaseUnsent: onResponseHookHandler = function oncelyOnResponse(request, _reply, done) {
   const state = (request as WithState)[STATE];
   if (state !== null && typeof state !== 'number') {
     (request as WithState)[STATE] = DONE;
     state.fail(new Error('oncely/fastify: the reply was sent without passing onSend (hijacked?)'));
   }
+  done();
 };
 
 function viewOf(request: FastifyRequest): RequestView<FastifyRequest> {

@@ -226,9 +226,15 @@ export class HttpIdempotency<Req> {
     if (result.kind === 'replayed')
       return { kind: 'send', answer: replayAnswer(result.outcome), original: false };
     // A body over the cap replays from the store as "not retained"; the cache must not answer better than that.
-    if (result.stored && verdict?.keep && verdict.outcome.body.byteLength <= this.#maxBodyBytes) {
+    const cache = this.cache;
+    if (
+      cache !== undefined &&
+      result.stored &&
+      verdict?.keep &&
+      verdict.outcome.body.byteLength <= this.#maxBodyBytes
+    ) {
       const expiresAt = Date.now() + (verdict.retentionMs ?? this.route.retentionMs);
-      this.#remember(id, fingerprint, replayAnswer({ retained: true, outcome: verdict.outcome }), expiresAt);
+      cache.remember(id, fingerprint, replayAnswer({ retained: true, outcome: verdict.outcome }), expiresAt);
     }
     if (done?.kind === 'deferred') return DEFERRED;
     return { kind: 'send', answer: result.result, original: true };

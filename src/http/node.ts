@@ -121,8 +121,7 @@ async function handle(
   capture.restore();
   if (finish.kind === 'error') return failed(res, finish.error);
   if (!finish.original) return writeAnswer(res, finish.answer, true);
-  const callbacks = capture;
-  res.end(callbacks.sendable, () => callbacks.flushCallbacks());
+  capture.send();
 }
 
 async function invoke(

@@ -25,6 +25,9 @@ import {
 import { type RedisStoreStats, scanStats } from './stats.js';
 import { SettleWaiter } from './waiter.js';
 
+const decodeBegin = (reply: unknown): BeginResult => asBeginResult(decodeReply(reply));
+const decodeTransition = (reply: unknown): TransitionResult => asTransitionResult(decodeReply(reply));
+
 /**
  * The Redis store: one HASH per record at `<prefix>:{<key>}`, every transition one Lua script on that key, so
  * each is atomic and the store runs unchanged on standalone Redis, Sentinel and Cluster (Redis >= 6.2). A new
@@ -59,7 +62,7 @@ export class RedisStore implements Store {
     this.#waiter = new SettleWaiter({
       subscriber: () => this.#subscriber(),
       channel: (key) => this.#keys.channel(key),
-      pending: async (key) => (await this.#run('pending', key, [this.#now()])) === 1,
+      pending: (key) => this.#run('pending', key, [this.#now()], (reply) => reply === 1),
       pollIntervalMs: this.#options.pollIntervalMs,
     });
   }
@@ -69,12 +72,11 @@ export class RedisStore implements Store {
     return this.#keys;
   }
 
-  async begin({ key, fingerprint, leaseMs, retentionMs }: BeginInput): Promise<BeginResult> {
-    const reply = await this.#run('begin', key, [fingerprint, leaseMs, retentionMs, this.#now()], true);
-    return asBeginResult(decodeReply(reply));
+  begin({ key, fingerprint, leaseMs, retentionMs }: BeginInput): Promise<BeginResult> {
+    return this.#run('begin', key, [fingerprint, leaseMs, retentionMs, this.#now()], decodeBegin, true);
   }
 
-  async complete({ key, token, outcome, retentionMs }: CompleteInput): Promise<TransitionResult> {
+  complete({ key, token, outcome, retentionMs }: CompleteInput): Promise<TransitionResult> {
     const { status, headers, body, encoding, storage } = outcome;
     const bytes = Buffer.from(body.buffer, body.byteOffset, body.byteLength);
     const channel = this.#keys.channel(key);
@@ -90,24 +92,23 @@ export class RedisStore implements Store {
       storage,
     ];
     if (this.#options.durable !== undefined) return this.#completeDurably(key, args);
-    return asTransitionResult(decodeReply(await this.#run('complete', key, args)));
+    return this.#run('complete', key, args, decodeTransition);
   }
 
-  async release({ key, token }: ReleaseInput): Promise<TransitionResult> {
-    const reply = await this.#run('release', key, [token, this.#now(), this.#keys.channel(key)]);
-    return asTransitionResult(decodeReply(reply));
+  release({ key, token }: ReleaseInput): Promise<TransitionResult> {
+    return this.#run('release', key, [token, this.#now(), this.#keys.channel(key)], decodeTransition);
   }
 
-  async renew({ key, token, leaseMs }: RenewInput): Promise<TransitionResult> {
-    return asTransitionResult(decodeReply(await this.#run('renew', key, [token, leaseMs, this.#now()])));
+  renew({ key, token, leaseMs }: RenewInput): Promise<TransitionResult> {
+    return this.#run('renew', key, [token, leaseMs, this.#now()], decodeTransition);
   }
 
-  async get(key: string): Promise<KeyRecord | undefined> {
-    return decodeRecord(key, await this.#run('get', key, [this.#now()], true));
+  get(key: string): Promise<KeyRecord | undefined> {
+    return this.#run('get', key, [this.#now()], (reply) => decodeRecord(key, reply), true);
   }
 
-  async delete(key: string): Promise<boolean> {
-    return (await this.#run('delete', key, [this.#now(), this.#keys.channel(key)])) === 1;
+  delete(key: string): Promise<boolean> {
+    return this.#run('delete', key, [this.#now(), this.#keys.channel(key)], (reply) => reply === 1);
   }
 
   /**
@@ -143,14 +144,34 @@ export class RedisStore implements Store {
     return clock === undefined ? '' : String(clock());
   }
 
-  #run(name: ScriptName, key: string, args: readonly ScriptArg[], bytes = false): Promise<unknown> {
+  /**
+   * Runs one script and decodes its reply. Driver errors become oncely errors; a reply that does not decode
+   * throws from `decode` as it is (a `CorruptRecordError`). One `then` per call: this is every request's path.
+   */
+  #run<T>(
+    name: ScriptName,
+    key: string,
+    args: readonly ScriptArg[],
+    decode: (reply: unknown) => T,
+    bytes = false,
+  ): Promise<T> {
     if (this.#closed)
       return Promise.reject(new StoreUnavailableError(`redis ${name} refused: the store is closed`));
-    const send = () => runScript(this.#client, name, this.#keys.record(key), args, bytes);
-    const gate = this.#gate.check(name);
-    return (gate === undefined ? send() : gate.then(send)).catch((error: unknown) => {
+    const onError = (error: unknown): never => {
       throw toStoreError(name, error);
-    });
+    };
+    const gate = this.#gate.check(name);
+    if (gate !== undefined)
+      return gate
+        .then(() => runScript(this.#client, name, this.#keys.record(key), args, bytes))
+        .then(decode, onError);
+    let sent: Promise<unknown>;
+    try {
+      sent = runScript(this.#client, name, this.#keys.record(key), args, bytes);
+    } catch (error) {
+      return Promise.reject(toStoreError(name, error));
+    }
+    return sent.then(decode, onError);
   }
 
   /**

@@ -1,0 +1,86 @@
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { DeadlineQueue } from '../../src/core/deadline-queue.js';
+
+describe('DeadlineQueue', () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it('fires each deadline once, exactly its duration after it was added, in order', async () => {
+    vi.useFakeTimers();
+    const queue = new DeadlineQueue(100);
+    const fired: string[] = [];
+    queue.add(() => fired.push('a'));
+    await vi.advanceTimersByTimeAsync(30);
+    queue.add(() => fired.push('b'));
+    await vi.advanceTimersByTimeAsync(69);
+    expect(fired).toEqual([]);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(fired).toEqual(['a']);
+    await vi.advanceTimersByTimeAsync(29);
+    expect(fired).toEqual(['a']);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(fired).toEqual(['a', 'b']);
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(fired).toEqual(['a', 'b']);
+    expect(queue.size).toBe(0);
+  });
+
+  it('never fires a cancelled deadline, and cancelling the oldest does not delay the next', async () => {
+    vi.useFakeTimers();
+    const queue = new DeadlineQueue(100);
+    const fired: string[] = [];
+    const first = queue.add(() => fired.push('first'));
+    await vi.advanceTimersByTimeAsync(50);
+    queue.add(() => fired.push('second'));
+    expect(queue.cancel(first)).toBe(true);
+    expect(queue.cancel(first)).toBe(false);
+    await vi.advanceTimersByTimeAsync(99);
+    expect(fired).toEqual([]);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(fired).toEqual(['second']);
+  });
+
+  it('keeps one timer for thousands of deadlines and none once they are settled', async () => {
+    vi.useFakeTimers();
+    const queue = new DeadlineQueue(1_000);
+    const deadlines = Array.from({ length: 5_000 }, () => queue.add(() => {}));
+    expect(vi.getTimerCount()).toBe(1);
+    for (const deadline of deadlines) queue.cancel(deadline);
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(vi.getTimerCount()).toBe(0);
+  });
+
+  it('lets a callback that throws not stop the others, and one that adds a deadline re-arm one timer', async () => {
+    vi.useFakeTimers();
+    const queue = new DeadlineQueue(10);
+    const fired: string[] = [];
+    queue.add(() => {
+      throw new Error('boom');
+    });
+    queue.add(() => {
+      fired.push('second');
+      queue.add(() => fired.push('added while firing'));
+    });
+    await vi.advanceTimersByTimeAsync(10);
+    expect(fired).toEqual(['second']);
+    expect(vi.getTimerCount()).toBe(1);
+    await vi.advanceTimersByTimeAsync(10);
+    expect(fired).toEqual(['second', 'added while firing']);
+  });
+
+  it('waits at most one duration more when the wall clock jumps back', async () => {
+    vi.useFakeTimers();
+    const queue = new DeadlineQueue(100);
+    const fired: string[] = [];
+    queue.add(() => fired.push('a'));
+    await vi.advanceTimersByTimeAsync(50);
+    queue.add(() => fired.push('b'));
+    vi.setSystemTime(Date.now() - 3_600_000);
+    await vi.advanceTimersByTimeAsync(50);
+    // 'a' is due by its timer but an hour away by the clock: re-based to one duration from now.
+    expect(fired).toEqual([]);
+    await vi.advanceTimersByTimeAsync(100);
+    expect(fired).toEqual(['a']);
+  });
+});
