@@ -76,12 +76,29 @@ export class HttpIdempotency<Req> {
   /**
    * Decides a request. `accept` sends the 202 of a deferred request through the framework and returns what
    * `defer` gives the handler. Rejects only with errors of the user's own functions (scope, fingerprint).
+   *
+   * Not an `async` function: one would wrap the promise of `#execute` in another, which costs every request
+   * an allocation and two ticks.
    */
-  async start<Sent>(
+  start<Sent>(
     view: RequestView<Req>,
     accept: (answer: HttpAnswer) => Sent,
     bodyUnparseable?: () => boolean,
   ): Promise<Start<Sent>> {
+    try {
+      const decided = this.#decide(view, bodyUnparseable);
+      if (decided.kind !== 'execute') return Promise.resolve(decided);
+      return this.#execute(decided.id, decided.key, decided.fingerprint, accept);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  /** Everything `start` decides without the store: pass, answer at once (4xx, cached replay), or execute. */
+  #decide(
+    view: RequestView<Req>,
+    bodyUnparseable: (() => boolean) | undefined,
+  ): Start<never> | { readonly kind: 'execute'; id: string; key: string; fingerprint: string } {
     const { route } = this;
     if (!route.methods.has(view.method)) return PASS;
     let key: string | undefined;
@@ -110,7 +127,7 @@ export class HttpIdempotency<Req> {
       if (cached.kind === 'hit') return { kind: 'answer', answer: cached.answer };
       return { kind: 'answer', answer: answerForError(new FingerprintMismatchError())! };
     }
-    return this.#execute(id, key, fingerprint, accept);
+    return { kind: 'execute', id, key, fingerprint };
   }
 
   async #execute<Sent>(
