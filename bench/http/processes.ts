@@ -9,6 +9,7 @@ export type Variant =
   | 'oncely'
   | 'oncely-cache'
   | 'oncely-memory'
+  | 'minimal'
   | 'express-idempotency'
   | 'node-idempotency';
 

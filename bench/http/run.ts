@@ -26,7 +26,7 @@ const raw: Scenario[] = [];
 
 try {
   for (const framework of FRAMEWORKS) {
-    const variants: Variant[] = ['oncely', 'oncely-cache', 'oncely-memory'];
+    const variants: Variant[] = ['oncely', 'oncely-cache', 'oncely-memory', 'minimal'];
     if (framework === 'express' && WITH_PEERS) variants.push('express-idempotency', 'node-idempotency');
     const baseline = await startServer(framework, 'baseline', redisProcess.port);
     const layers = new Map<Variant, ServerProcess>();
@@ -38,6 +38,9 @@ try {
       ['oncely-cache', 'replay'],
       // The layer on a MemoryStore: what the adapter and engine cost without any store round trip.
       ['oncely-memory', 'unique'],
+      // The floor: the least a layer on Redis can do (two scripts, nothing else), to read the rows above against.
+      ['minimal', 'unique'],
+      ['minimal', 'replay'],
     ];
     if (framework === 'express' && WITH_PEERS) {
       plan.push(['express-idempotency', 'unique'], ['express-idempotency', 'replay']);

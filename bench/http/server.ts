@@ -1,9 +1,9 @@
 // One benchmark server process: a payments route on one framework, with or without an idempotency layer.
 // Usage: node --import tsx bench/http/server.ts <framework> <variant> <redisPort>
 //   framework: express | fastify | hono | node
-//   variant:   baseline | oncely | oncely-cache | oncely-memory | express-idempotency | node-idempotency
+//   variant:   baseline | oncely | oncely-cache | oncely-memory | minimal | express-idempotency | node-idempotency
 //              (oncely-memory: the layer on a MemoryStore, to see its own cost without store round trips;
-//               the two peers run on express only)
+//               minimal: the two-script floor of bench/http/minimal.ts; the two peers run on express only)
 // Prints {"port":N} once listening; exits when stdin closes. The handler's effect is one Redis INCR per
 // execution (a payment endpoint writes its effect somewhere), which also counts executions for the storm.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
@@ -13,6 +13,7 @@ import express from 'express';
 import Fastify from 'fastify';
 import { Hono } from 'hono';
 import { Redis } from 'ioredis';
+import { keyOf, minimalLayer } from './minimal.js';
 import { peerMiddleware } from './peers.js';
 
 // The library as users get it: the compiled dist/ (npm run build), so the numbers are not tsx's transpiled
@@ -46,6 +47,7 @@ const options = {
   ...(variant === 'oncely-cache' ? { localCache: { maxEntries: 20_000, ttlMs: 60_000 } } : {}),
 };
 const withOncely = variant.startsWith('oncely');
+const minimal = variant === 'minimal' ? minimalLayer(redis) : undefined;
 let sequence = 0;
 
 /** The business logic: one write to Redis, then the payment as JSON. */
@@ -68,14 +70,55 @@ if (framework === 'express') {
       .send(await charge(keyHeader(req.headers), req.body));
   };
   if (withOncely) app.post('/payments', expressIdempotency(options), handler);
-  else if (variant === 'express-idempotency' || variant === 'node-idempotency') {
+  else if (minimal !== undefined) {
+    app.post(
+      '/payments',
+      async (req: express.Request, res: express.Response, next: express.NextFunction) => {
+        const key = keyOf(req);
+        const start = await minimal.start(key, req.body);
+        if (start.kind === 'replay')
+          return void res
+            .status(201)
+            .type('application/json')
+            .set('idempotent-replayed', 'true')
+            .send(start.body);
+        if (start.kind === 'refuse') return void res.status(start.status).end();
+        minimal.holdEnd(res, key!);
+        next();
+      },
+      handler,
+    );
+  } else if (variant === 'express-idempotency' || variant === 'node-idempotency') {
     app.post('/payments', await peerMiddleware.create(variant, Number(redisPort)), handler);
   } else app.post('/payments', handler);
   port = await listen(createServer(app));
 } else if (framework === 'fastify') {
   const app = Fastify();
   if (withOncely) await app.register(fastifyIdempotency, options);
-  app.post('/payments', { config: { idempotency: withOncely } }, async (request, reply) => {
+  const ran = new WeakSet<object>();
+  const minimalHooks =
+    minimal === undefined
+      ? {}
+      : {
+          preHandler: async (
+            request: import('fastify').FastifyRequest,
+            reply: import('fastify').FastifyReply,
+          ) => {
+            const start = await minimal.start(keyHeader(request.headers), request.body);
+            if (start.kind === 'run') return void ran.add(request);
+            if (start.kind === 'refuse') return reply.code(start.status).send();
+            return reply
+              .code(201)
+              .type('application/json')
+              .header('idempotent-replayed', 'true')
+              .send(start.body);
+          },
+          onSend: async (request: import('fastify').FastifyRequest, _reply: unknown, payload: unknown) => {
+            if (ran.has(request)) await minimal.complete(keyHeader(request.headers)!, String(payload));
+            return payload;
+          },
+        };
+  app.post('/payments', { config: { idempotency: withOncely }, ...minimalHooks }, async (request, reply) => {
     reply.code(201).type('application/json');
     return charge(keyHeader(request.headers), request.body);
   });
@@ -88,7 +131,24 @@ if (framework === 'express') {
       'content-type': 'application/json',
     });
   if (withOncely) app.post('/payments', honoIdempotency(options), handler);
-  else app.post('/payments', handler);
+  else if (minimal !== undefined) {
+    app.post(
+      '/payments',
+      async (c, next) => {
+        const key = c.req.header('idempotency-key');
+        const start = await minimal.start(key, await c.req.json());
+        if (start.kind === 'replay')
+          return c.body(start.body, 201, {
+            'content-type': 'application/json',
+            'idempotent-replayed': 'true',
+          });
+        if (start.kind === 'refuse') return c.body(null, start.status as 409);
+        await next();
+        await minimal.complete(key!, await c.res.clone().text());
+      },
+      handler,
+    );
+  } else app.post('/payments', handler);
   const server = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' });
   await new Promise((resolve) => server.once('listening', resolve));
   port = (server.address() as AddressInfo).port;
@@ -97,12 +157,24 @@ if (framework === 'express') {
     const payment = await charge(keyHeader(req.headers), JSON.parse(body.toString('utf8')));
     res.writeHead(201, { 'content-type': 'application/json' }).end(payment);
   };
+  const withMinimal = async (req: IncomingMessage, res: ServerResponse, body: Buffer) => {
+    if (minimal === undefined) return respond(req, res, body);
+    const key = keyOf(req);
+    const start = await minimal.start(key, JSON.parse(body.toString('utf8')));
+    if (start.kind === 'replay')
+      return void res
+        .writeHead(201, { 'content-type': 'application/json', 'idempotent-replayed': 'true' })
+        .end(start.body);
+    if (start.kind === 'refuse') return void res.writeHead(start.status).end();
+    minimal.holdEnd(res, key!);
+    return respond(req, res, body);
+  };
   const listener = withOncely
     ? nodeIdempotency(options)((req, res, { body }) => respond(req, res, body!))
     : (req: IncomingMessage, res: ServerResponse) => {
         const chunks: Buffer[] = [];
         req.on('data', (chunk: Buffer) => chunks.push(chunk));
-        req.on('end', () => void respond(req, res, Buffer.concat(chunks)));
+        req.on('end', () => void withMinimal(req, res, Buffer.concat(chunks)));
       };
   port = await listen(createServer(listener));
 }
