@@ -21,7 +21,7 @@ export function ratioChart(summaries: readonly Summary[], title: string): string
     `<svg xmlns="http://www.w3.org/2000/svg" width="${WIDTH}" height="${height}" viewBox="0 0 ${WIDTH} ${height}" font-family="system-ui, sans-serif" font-size="12">`,
     `<rect width="100%" height="100%" fill="#ffffff"/>`,
     `<text x="${WIDTH / 2}" y="22" text-anchor="middle" font-size="14" font-weight="600">${escapeXml(title)}</text>`,
-    `<text x="${WIDTH / 2}" y="40" text-anchor="middle" fill="#555">bar: median of the per-pair ratios; whisker: min–max over the pairs; blue unique keys, green replays, grey npm peers</text>`,
+    `<text x="${WIDTH / 2}" y="40" text-anchor="middle" fill="#555">bar: median of the per-pair ratios; whisker: min–max over the pairs; blue unique keys, green replays, grey npm peers and the minimal floor</text>`,
   ];
   for (const tick of [0, 0.25, 0.5, 0.75, 1, 1.25, 1.5]) {
     const at = x(tick);

@@ -6,6 +6,7 @@ import { cpus, totalmem } from 'node:os';
 import { Redis } from 'ioredis';
 import { startRedis, stopAll } from '../../test/redis/support/redis-server.js';
 import { ratioChart } from './chart.js';
+import { type LatencySummary, latencyPairs } from './latency.js';
 import { completeReplayKeys, measureRound, type Workload } from './measure.js';
 import { type Framework, type ServerProcess, startServer, type Variant } from './processes.js';
 import { report } from './report.js';
@@ -17,11 +18,14 @@ const ROUND_S = Number(process.env.ROUND_S ?? 3);
 const FRAMEWORKS = (process.env.FRAMEWORKS ?? 'express,fastify,hono,node').split(',') as Framework[];
 const WITH_PEERS = process.env.PEERS !== '0';
 const WRITE = process.env.WRITE !== '0';
+// Latency below saturation: a fixed rate every server keeps up with.
+const LATENCY = { rate: Number(process.env.LATENCY_RATE ?? 1000), seconds: 5, pairs: 3 };
 
 const redisProcess = await startRedis();
 const admin = new Redis({ port: redisProcess.port, host: '127.0.0.1' });
 const redisVersion = /redis_version:(\S+)/.exec(await admin.info('server'))?.[1] ?? 'unknown';
 const summaries: Summary[] = [];
+const latencies: LatencySummary[] = [];
 const raw: Scenario[] = [];
 
 try {
@@ -80,6 +84,13 @@ try {
           (stormResult ? `, storm ${JSON.stringify(stormResult)}` : ''),
       );
     }
+    for (const variant of ['oncely', 'minimal'] as const) {
+      const latency = await latencyPairs(framework, variant, baseline, layers.get(variant)!, LATENCY);
+      latencies.push(latency);
+      console.log(
+        `${framework} ${variant} at ${latency.rate}/s: p50 ${latency.p50BaselineUs.toFixed(0)} -> ${latency.p50LayerUs.toFixed(0)} us, p99 ${latency.p99BaselineUs.toFixed(0)} -> ${latency.p99LayerUs.toFixed(0)} us, failures ${latency.failures}`,
+      );
+    }
     await Promise.all([baseline, ...layers.values()].map((server) => server.stop()));
   }
 } finally {
@@ -90,7 +101,7 @@ try {
 mkdirSync(new URL('../results/', import.meta.url), { recursive: true });
 writeFileSync(
   new URL('../results/http.raw.json', import.meta.url),
-  JSON.stringify({ summaries, raw }, null, 2),
+  JSON.stringify({ summaries, latencies, raw }, null, 2),
 );
 if (WRITE) {
   const version = (name: string) =>
@@ -99,7 +110,7 @@ if (WRITE) {
         readFileSync(new URL(`../../node_modules/${name}/package.json`, import.meta.url), 'utf8'),
       ) as { version: string }
     ).version;
-  const markdown = report(summaries, {
+  const markdown = report(summaries, latencies, {
     date: new Date().toISOString().slice(0, 10),
     command: 'flock /tmp/oncely-bench.lock node --import tsx bench/http/run.ts',
     machine: `${cpus().length} × ${cpus()[0]?.model.trim()}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`,
