@@ -45,6 +45,10 @@ export class MemoryStore implements Store {
   readonly #settled = new Map<string, MutableRecord>();
   readonly #waiters = new Map<string, Set<() => void>>();
   readonly #sweeper: NodeJS.Timeout | undefined;
+  // Where eviction resumes: one live iterator over `#settled`, oldest first, kept across calls. A fresh iteration
+  // per eviction walks the holes V8's hash table keeps for deleted entries until it rehashes: with the store at
+  // its cap, that measured hundreds of microseconds per request at 100,000 records.
+  #evictionCursor: Iterator<string> | undefined;
 
   constructor(options: MemoryStoreOptions = {}) {
     knownOptions('MemoryStore', options, ['maxEntries', 'sweepIntervalMs', 'clock']);
@@ -215,12 +219,28 @@ export class MemoryStore implements Store {
     this.#active.delete(record.key);
     this.#settled.delete(record.key);
     this.#settled.set(record.key, record);
-    // Oldest first, and never the record settled just now: its retry must replay, not run again.
-    for (const key of this.#settled.keys()) {
-      if (this.size <= this.#maxEntries || key === record.key) break;
-      this.#settled.delete(key);
-    }
+    if (this.size > this.#maxEntries) this.#evict(record.key);
     this.#notify(record.key);
+  }
+
+  /** Evicts settled records, least recently used first, down to the cap; never `keep` (its retry must replay). */
+  #evict(keep: string): void {
+    let restarted = false;
+    while (this.size > this.#maxEntries) {
+      const next = this.#evictionCursor?.next();
+      // `keep` was settled last, so reaching it (or the end) means every older record was seen: start over once.
+      // A second time means only `keep` and in-progress records are left; the next eviction starts afresh.
+      if (next === undefined || next.done === true || next.value === keep) {
+        if (restarted) {
+          this.#evictionCursor = undefined;
+          return;
+        }
+        this.#evictionCursor = this.#settled.keys();
+        restarted = true;
+        continue;
+      }
+      this.#settled.delete(next.value);
+    }
   }
 
   #touch(record: MutableRecord): void {

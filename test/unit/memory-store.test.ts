@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { InvalidOptionsError, MemoryStore, type StoredOutcome } from '../../src/index.js';
 import { FakeClock } from '../../src/testing/index.js';
@@ -43,6 +44,68 @@ describe('MemoryStore bounds', () => {
     await completeKey(store, 'new');
     expect(await store.get('cold')).toBeUndefined();
     expect((await store.get('hot'))?.state).toBe('completed');
+  });
+
+  it('evicts in exact least-recently-used order over thousands of random completions, replays and releases', async () => {
+    // Eviction resumes a kept iterator instead of starting over (see MemoryStore#evict); checked against a plain
+    // LRU list, with in-progress records holding part of the cap as they come and go.
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(
+          fc.record({
+            op: fc.constantFrom('complete', 'replay', 'hold', 'releaseHeld'),
+            key: fc.integer({ min: 0, max: 60 }),
+          }),
+          { minLength: 200, maxLength: 1_500 },
+        ),
+        async (steps) => {
+          const cap = 20;
+          const store = new MemoryStore({ maxEntries: cap, sweepIntervalMs: 0 });
+          const lru: string[] = []; // settled keys, least recently used first
+          const held = new Map<string, number>(); // in-progress keys and their tokens
+          const forget = (key: string) => {
+            const at = lru.indexOf(key);
+            if (at !== -1) lru.splice(at, 1);
+          };
+          const settle = (key: string) => {
+            forget(key);
+            lru.push(key);
+            while (lru.length + held.size > cap && lru.length > 1) lru.shift();
+          };
+          for (const { op, key: n } of steps) {
+            const key = `k${n}`;
+            if (held.has(key)) {
+              if (op === 'releaseHeld') {
+                await store.release({ key, token: held.get(key)! });
+                held.delete(key);
+                settle(key);
+              }
+              continue;
+            }
+            const begun = await store.begin({ key, fingerprint: 'f', ...lease });
+            if (begun.kind === 'replay') {
+              forget(key);
+              lru.push(key);
+              continue;
+            }
+            if (begun.kind !== 'acquired') throw new Error(`unexpected ${begun.kind}`);
+            forget(key);
+            if (op === 'hold' || op === 'releaseHeld') {
+              held.set(key, begun.token);
+              continue;
+            }
+            await store.complete({ key, token: begun.token, outcome, retentionMs: 60_000 });
+            settle(key);
+          }
+          for (let n = 0; n <= 60; n++) {
+            const key = `k${n}`;
+            const expected = held.has(key) || lru.includes(key);
+            expect({ key, present: (await store.get(key)) !== undefined }).toEqual({ key, present: expected });
+          }
+        },
+      ),
+      { numRuns: 60 },
+    );
   });
 
   it('sweeps expired records', async () => {
