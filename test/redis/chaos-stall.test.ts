@@ -2,32 +2,14 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { createInterface } from 'node:readline';
-import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, it } from 'vitest';
+import { describe, it } from 'vitest';
 import { Engine } from '../../src/core/engine.js';
 import { RedisStore } from '../../src/stores/redis/index.js';
-import { type RedisProcess, startRedis, stopAll } from './support/redis-server.js';
+import { useDisposableRedis } from './support/disposable.js';
 
 // An owner process frozen (SIGSTOP) past its lease: another caller takes over with a higher token; when the
 // owner thaws, its AbortSignal fires and its complete is refused, so only the new owner's result is stored.
-let server: RedisProcess | undefined;
-let client: Redis;
-
-beforeAll(async () => {
-  server = await startRedis();
-  client = new Redis({
-    port: server.port,
-    host: '127.0.0.1',
-    enableOfflineQueue: false,
-    maxRetriesPerRequest: 0,
-  });
-  await new Promise((resolve) => client.once('ready', resolve));
-});
-
-afterAll(async () => {
-  client?.disconnect();
-  await stopAll([server]);
-});
+const redis = useDisposableRedis();
 
 const LEASE_MS = 600;
 const worker = new URL('./workers/stalled-owner.ts', import.meta.url).pathname;
@@ -38,7 +20,7 @@ describe('an owner stalled past its lease', () => {
     const key = randomUUID();
     const owner = spawn(
       process.execPath,
-      ['--import', 'tsx', worker, String(server!.port), prefix, key, String(LEASE_MS)],
+      ['--import', 'tsx', worker, String(redis.server.port), prefix, key, String(LEASE_MS)],
       {
         stdio: ['ignore', 'pipe', 'inherit'],
       },
@@ -49,7 +31,7 @@ describe('an owner stalled past its lease', () => {
     owner.kill('SIGSTOP');
     try {
       // Frozen: no renewals. Once its lease has run out (by Redis TIME), another caller takes over.
-      const engine = new Engine({ store: new RedisStore({ client, prefix }), leaseMs: 10_000 });
+      const engine = new Engine({ store: new RedisStore({ client: redis.client, prefix }), leaseMs: 10_000 });
       let takeover: { token: number; attempt: number; takeover: boolean } | undefined;
       for (let tries = 0; takeover === undefined; tries++) {
         assert.ok(tries < 100, 'the lease never ran out');
@@ -79,7 +61,7 @@ describe('an owner stalled past its lease', () => {
     }
     const report = JSON.parse((await lines.next()).value as string);
     assert.deepEqual(report, { token: staleToken, aborted: 'LeaseLostError', error: 'LeaseLostError' });
-    const record = await new RedisStore({ client, prefix }).begin({
+    const record = await new RedisStore({ client: redis.client, prefix }).begin({
       key,
       fingerprint: 'f',
       leaseMs: 1,

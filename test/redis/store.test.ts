@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, it } from 'vitest';
+import { describe, it } from 'vitest';
 import {
   isCorruptRecordError,
   isInvalidOptionsError,
@@ -9,34 +9,14 @@ import {
 } from '../../src/core/errors.js';
 import type { StoredOutcome } from '../../src/core/store.js';
 import { RedisStore, type RedisStoreOptions } from '../../src/stores/redis/index.js';
-import { type RedisProcess, startRedis, stopAll } from './support/redis-server.js';
+import { useDisposableRedis } from './support/disposable.js';
 
 // Behaviour the contract suite cannot see: the key layout, TTLs, raw bytes, Redis TIME, pub/sub, stats, WAIT.
-let server: RedisProcess | undefined;
-let client: Redis;
-let admin: Redis;
-
-beforeAll(async () => {
-  server = await startRedis();
-  client = new Redis({
-    port: server.port,
-    host: '127.0.0.1',
-    enableOfflineQueue: false,
-    maxRetriesPerRequest: 0,
-  });
-  admin = new Redis({ port: server.port, host: '127.0.0.1' });
-  await new Promise((resolve) => client.once('ready', resolve));
-});
-
-afterAll(async () => {
-  client?.disconnect();
-  admin?.disconnect();
-  await stopAll([server]);
-});
+const redis = useDisposableRedis();
 
 const lease = { leaseMs: 10_000, retentionMs: 60_000 };
 const store = (options: Partial<RedisStoreOptions> = {}) =>
-  new RedisStore({ client, prefix: `t${randomUUID().slice(0, 8)}`, ...options });
+  new RedisStore({ client: redis.client, prefix: `t${randomUUID().slice(0, 8)}`, ...options });
 const outcome = (body: Uint8Array): StoredOutcome => ({
   status: 200,
   headers: [['content-type', 'application/octet-stream']],
@@ -46,7 +26,7 @@ const outcome = (body: Uint8Array): StoredOutcome => ({
 });
 
 async function serverNow(): Promise<number> {
-  const [seconds, micros] = await admin.time();
+  const [seconds, micros] = await redis.admin.time();
   return Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
 }
 
@@ -56,14 +36,14 @@ describe('RedisStore options', () => {
       undefined,
       {},
       { client: {} },
-      { client, prefix: '' },
-      { client, prefix: '{tenant}' },
-      { client, prefx: 'x' },
-      { client, clock: 5 },
-      { client, durable: { replicas: 0, timeoutMs: 10 } },
-      { client, durable: { replicas: 1 } },
-      { client, connectWaitMs: -1 },
-      { client, pollIntervalMs: 0 },
+      { client: redis.client, prefix: '' },
+      { client: redis.client, prefix: '{tenant}' },
+      { client: redis.client, prefx: 'x' },
+      { client: redis.client, clock: 5 },
+      { client: redis.client, durable: { replicas: 0, timeoutMs: 10 } },
+      { client: redis.client, durable: { replicas: 1 } },
+      { client: redis.client, connectWaitMs: -1 },
+      { client: redis.client, pollIntervalMs: 0 },
     ];
     for (const options of bad) {
       assert.throws(
@@ -81,13 +61,13 @@ describe('RedisStore records', () => {
     const key = randomUUID();
     const recordKey = `${s.keys.prefix}:{${key}}`;
     assert.equal(s.keys.record(key), recordKey);
-    const ttl = async () => admin.pttl(recordKey);
+    const ttl = async () => redis.admin.pttl(recordKey);
 
     const first = await s.begin({ key, fingerprint: 'f', leaseMs: 50, retentionMs: 60_000 });
     assert.ok(first.kind === 'acquired');
-    assert.equal(await admin.type(recordKey), 'hash');
+    assert.equal(await redis.admin.type(recordKey), 'hash');
     assert.deepEqual(
-      (await admin.keys(`${s.keys.prefix}*`)).sort(),
+      (await redis.admin.keys(`${s.keys.prefix}*`)).sort(),
       [recordKey],
       'one key per record, nothing else',
     );
@@ -122,7 +102,7 @@ describe('RedisStore records', () => {
       outcome: { ...outcome(body), encoding: 'br' },
       retentionMs: 60_000,
     });
-    assert.deepEqual(await admin.hgetBuffer(s.keys.record(key), 'b'), body);
+    assert.deepEqual(await redis.admin.hgetBuffer(s.keys.record(key), 'b'), body);
     const replay = await s.begin({ key, fingerprint: 'f', ...lease });
     assert.ok(replay.kind === 'replay');
     assert.deepEqual(Buffer.from(replay.outcome.body), body);
@@ -146,20 +126,20 @@ describe('RedisStore records', () => {
   it('a key holding something else is reported corrupt, never replayed', async () => {
     const s = store();
     const wrongType = randomUUID();
-    await admin.set(s.keys.record(wrongType), 'not a hash');
+    await redis.admin.set(s.keys.record(wrongType), 'not a hash');
     await assert.rejects(s.begin({ key: wrongType, fingerprint: 'f', ...lease }), isCorruptRecordError);
     const halfWritten = randomUUID();
-    await admin.hset(s.keys.record(halfWritten), 's', 'c', 'e', String(Date.now() + 60_000));
+    await redis.admin.hset(s.keys.record(halfWritten), 's', 'c', 'e', String(Date.now() + 60_000));
     await assert.rejects(s.begin({ key: halfWritten, fingerprint: 'f', ...lease }), isCorruptRecordError);
   });
 
-  it('work through a client with a keyPrefix, stats included', async () => {
-    const prefixed = new Redis({ port: server!.port, host: '127.0.0.1', keyPrefix: 'app:' });
+  it('work through a redis.client with a keyPrefix, stats included', async () => {
+    const prefixed = new Redis({ port: redis.server.port, host: '127.0.0.1', keyPrefix: 'app:' });
     try {
       const s = new RedisStore({ client: prefixed, prefix: `t${randomUUID().slice(0, 8)}` });
       const first = await s.begin({ key: 'k', fingerprint: 'f', ...lease });
       assert.ok(first.kind === 'acquired');
-      assert.equal(await admin.exists(`app:${s.keys.record('k')}`), 1);
+      assert.equal(await redis.admin.exists(`app:${s.keys.record('k')}`), 1);
       assert.equal((await s.stats()).inProgress, 1);
     } finally {
       prefixed.disconnect();
@@ -198,7 +178,11 @@ describe('RedisStore stats', () => {
     assert.ok((stats.bytes ?? 0) > 0);
     const bounded = await store({ statsScanLimit: 3 }).stats();
     assert.equal(bounded.records, 0, 'another prefix sees none of these');
-    const limited = await new RedisStore({ client, prefix: s.keys.prefix, statsScanLimit: 3 }).stats();
+    const limited = await new RedisStore({
+      client: redis.client,
+      prefix: s.keys.prefix,
+      statsScanLimit: 3,
+    }).stats();
     assert.equal(limited.records, 3);
     assert.equal(limited.truncated, true);
   });

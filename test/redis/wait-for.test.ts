@@ -1,34 +1,15 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, it } from 'vitest';
+import { describe, it } from 'vitest';
 import { Engine } from '../../src/core/engine.js';
 import type { StoredOutcome } from '../../src/core/store.js';
 import { RedisStore, type RedisStoreOptions } from '../../src/stores/redis/index.js';
-import { freePort, type RedisProcess, startRedis, stopAll } from './support/redis-server.js';
+import { useDisposableRedis } from './support/disposable.js';
+import { freePort } from './support/redis-server.js';
 
 // waitFor over pub/sub: one shared subscriber per store, a channel per awaited key, polling only as a fallback.
-let server: RedisProcess | undefined;
-let client: Redis;
-let admin: Redis;
-
-beforeAll(async () => {
-  server = await startRedis();
-  client = new Redis({
-    port: server.port,
-    host: '127.0.0.1',
-    enableOfflineQueue: false,
-    maxRetriesPerRequest: 0,
-  });
-  admin = new Redis({ port: server.port, host: '127.0.0.1' });
-  await new Promise((resolve) => client.once('ready', resolve));
-});
-
-afterAll(async () => {
-  client?.disconnect();
-  admin?.disconnect();
-  await stopAll([server]);
-});
+const redis = useDisposableRedis();
 
 const lease = { leaseMs: 10_000, retentionMs: 60_000 };
 const NEVER_POLL = 600_000;
@@ -40,10 +21,10 @@ const done: StoredOutcome = {
   storage: 'inline',
 };
 const store = (options: Partial<RedisStoreOptions> = {}) =>
-  new RedisStore({ client, prefix: `w${randomUUID().slice(0, 8)}`, ...options });
+  new RedisStore({ client: redis.client, prefix: `w${randomUUID().slice(0, 8)}`, ...options });
 
 async function pubsubClients(): Promise<number> {
-  const list = await admin.call('CLIENT', 'LIST', 'TYPE', 'pubsub');
+  const list = await redis.admin.call('CLIENT', 'LIST', 'TYPE', 'pubsub');
   return String(list)
     .split('\n')
     .filter((line) => line.trim() !== '').length;
@@ -69,7 +50,7 @@ describe('RedisStore waitFor', () => {
     }
     const waits = keys.map((key) => s.waitFor(key, { timeoutMs: 30_000 }));
     await eventually(
-      async () => (await admin.pubsub('NUMSUB', s.keys.channel(keys[19]!)))[1] === 1,
+      async () => (await redis.admin.pubsub('NUMSUB', s.keys.channel(keys[19]!)))[1] === 1,
       'subscribed',
     );
     assert.equal(await pubsubClients(), 1, 'one subscriber connection for all waiters');
@@ -85,7 +66,7 @@ describe('RedisStore waitFor', () => {
       keys.map(() => true),
     );
     await eventually(
-      async () => (await admin.pubsub('CHANNELS', `${s.keys.prefix}:*`)).length === 0,
+      async () => (await redis.admin.pubsub('CHANNELS', `${s.keys.prefix}:*`)).length === 0,
       'unsubscribed',
     );
     await s.close();
