@@ -76,10 +76,12 @@ it('every message twice, a consumer SIGKILLed right after writing its effect ins
 
   const config = { queue, store: 'postgres-tx', schema, effects: `"${schema}".effects_kill`, leaseMs: 1_000 };
   // The victim handles many messages at once: every transaction it had open rolls back with it.
+  // It runs alone until it stalls: a consumer started beside it could drain the queue first.
   const victim = startWorker('consumer', { ...config, stallAt: 40, prefetch: 20 });
-  const steady = startWorker('consumer', config);
-  workers.push(victim, steady);
+  workers.push(victim);
   await victim.waitFor((e) => e.type === 'stalled');
+  const steady = startWorker('consumer', config);
+  workers.push(steady);
   await victim.kill('SIGKILL');
   const replacement = startWorker('consumer', config);
   workers.push(replacement);
