@@ -5,6 +5,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { Redis } from 'ioredis';
 import { startRedis, stopAll } from '../../test/redis/support/redis-server.js';
+import { writeSection } from '../write-section.mjs';
 import { ratioChart } from './chart.js';
 import { type LatencySummary, latencyPairs } from './latency.js';
 import { completeReplayKeys, measureRound, type Workload } from './measure.js';
@@ -118,11 +119,6 @@ if (WRITE) {
     pairs: PAIRS,
     roundSeconds: ROUND_S,
   });
-  // A plain .mjs without types: imported through a variable so TypeScript leaves it alone.
-  const module: string = '../write-section.mjs';
-  const { writeSection } = (await import(module)) as {
-    writeSection: (name: string, markdown: string) => void;
-  };
   writeSection('http', markdown);
   writeFileSync(
     new URL('./chart.svg', import.meta.url),

@@ -3,6 +3,7 @@
 // inbox's cost on Redis and PostgreSQL. Writes the `messaging` section of docs/benchmarks.md. Run it alone:
 //   flock /tmp/oncely-bench.lock node --import tsx bench/messaging/run.ts [--quick]
 import pg from 'pg';
+import { writeSection } from '../write-section.mjs';
 import { consumerFixtures, consumerRound } from './consumer.js';
 import {
   type BrokerTarget,
@@ -198,10 +199,6 @@ if (quick) {
 async function publish(tables: string): Promise<void> {
   const { readFileSync } = await import('node:fs');
   const limits = readFileSync(new URL('./limits.md', import.meta.url), 'utf8').trim();
-  const module: string = '../write-section.mjs';
-  const { writeSection } = (await import(module)) as {
-    writeSection: (name: string, markdown: string) => void;
-  };
   writeSection('messaging', `${tables}\n\n${limits}`);
   console.log('docs/benchmarks.md: section messaging written');
 }

@@ -2,6 +2,8 @@
 // transactional mode, round trips per request, and purge throughput and table size. Writes the `postgres`
 // section of docs/benchmarks.md. Run it alone:
 //   flock /tmp/oncely-bench.lock node --import tsx bench/postgres/run.ts [--quick]
+
+import { writeSection } from '../write-section.mjs';
 import { type Counter, countingPool, cpuOfProcesses, startBench, versions } from './fixtures.js';
 import { measurePurge } from './purge.js';
 import {
@@ -13,8 +15,6 @@ import {
   throughputTable,
 } from './report.js';
 import { runRound, scenarios } from './scenarios.js';
-
-type WriteSection = (name: string, markdown: string) => void;
 
 const quick = process.argv.includes('--quick');
 const ROUNDS = quick ? 2 : 8;
@@ -105,8 +105,6 @@ try {
   if (quick) {
     console.log(`--quick: docs/benchmarks.md left as it is (run \`${REPRODUCE}\` for the real table)`);
   } else {
-    const module: string = '../write-section.mjs';
-    const { writeSection } = (await import(module)) as { writeSection: WriteSection };
     writeSection('postgres', markdown);
     console.log('docs/benchmarks.md: section postgres written');
   }

@@ -1,6 +1,8 @@
 // The Redis store benchmark: round trips per request, throughput against a one-round-trip SET baseline, and
 // bytes per record. Writes the `redis` section of docs/benchmarks.md. Run it alone:
 //   flock /tmp/oncely-bench.lock node --import tsx bench/redis/run.ts [--quick]
+
+import { writeSection } from '../write-section.mjs';
 import { startBench } from './fixtures.js';
 import { measureMemory } from './memory.js';
 import {
@@ -13,8 +15,6 @@ import {
 } from './report.js';
 import { measureRoundTrips } from './round-trips.js';
 import { runRound, scenarios } from './throughput.js';
-
-type WriteSection = (name: string, markdown: string) => void;
 
 const quick = process.argv.includes('--quick');
 const ROUNDS = quick ? 2 : 8;
@@ -83,8 +83,6 @@ try {
   if (quick) {
     console.log(`--quick: docs/benchmarks.md left as it is (run \`${REPRODUCE}\` for the real table)`);
   } else {
-    const module: string = '../write-section.mjs';
-    const { writeSection } = (await import(module)) as { writeSection: WriteSection };
     writeSection('redis', markdown);
     console.log('docs/benchmarks.md: section redis written');
   }
