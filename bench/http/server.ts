@@ -144,7 +144,7 @@ if (framework === 'express') {
           });
         if (start.kind === 'refuse') return c.body(null, start.status as 409);
         await next();
-        await minimal.complete(key!, await c.res.clone().text());
+        await minimal.complete(key!, heldText(c.res) ?? (await c.res.clone().text()));
       },
       handler,
     );
@@ -177,6 +177,19 @@ if (framework === 'express') {
         req.on('end', () => void withMinimal(req, res, Buffer.concat(chunks)));
       };
   port = await listen(createServer(listener));
+}
+
+/**
+ * The body of a Response @hono/node-server made from a string, read from its cache without a stream (what
+ * oncely/hono does too), so the minimal layer is not charged for cloning the response.
+ */
+function heldText(response: Response): string | undefined {
+  for (const symbol of Object.getOwnPropertySymbols(response)) {
+    if (symbol.description !== 'cache') continue;
+    const body = (response as unknown as Record<symbol, unknown[] | undefined>)[symbol]?.[1];
+    return typeof body === 'string' ? body : undefined;
+  }
+  return undefined;
 }
 
 async function listen(server: import('node:http').Server): Promise<number> {
