@@ -47,7 +47,7 @@ export class MemoryStore implements Store {
   readonly #sweeper: NodeJS.Timeout | undefined;
   // Where eviction resumes: one live iterator over `#settled`, oldest first, kept across calls. A fresh iteration
   // per eviction walks the holes V8's hash table keeps for deleted entries until it rehashes: with the store at
-  // its cap, that measured hundreds of microseconds per request at 100,000 records.
+  // its cap of 100,000 records that measured 25 µs per begin + complete (2.2 µs with the kept iterator).
   #evictionCursor: Iterator<string> | undefined;
 
   constructor(options: MemoryStoreOptions = {}) {
