@@ -100,7 +100,10 @@ describe('MemoryStore bounds', () => {
           for (let n = 0; n <= 60; n++) {
             const key = `k${n}`;
             const expected = held.has(key) || lru.includes(key);
-            expect({ key, present: (await store.get(key)) !== undefined }).toEqual({ key, present: expected });
+            expect({ key, present: (await store.get(key)) !== undefined }).toEqual({
+              key,
+              present: expected,
+            });
           }
         },
       ),
