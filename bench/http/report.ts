@@ -8,6 +8,8 @@ export interface RunInfo {
   readonly versions: string;
   readonly pairs: number;
   readonly roundSeconds: number;
+  /** Set when only the latency table was measured in this run (`LATENCY_ONLY=1`). */
+  readonly latencyOnly?: boolean;
 }
 
 const GOALS: Record<string, number> = {
@@ -107,7 +109,8 @@ ${rows.join('\n')}
 **Latency below saturation.** At saturation (the table above) latency is concurrency divided by throughput, so
 its p99 only restates the ratio. What the layer adds to one request shows at a rate the servers keep up with:
 ${fixed(rate)} requests per second with fresh keys, paced open-loop over keep-alive sockets and timed in
-microseconds (\`bench/http/latency.ts\`), ${latencies[0]?.pairs ?? 0} A/B pairs of 5 s, medians.
+microseconds (\`bench/http/latency.ts\`), on a Redis emptied first (the throughput rounds leave millions of records
+behind, and a Redis that big stalls now and then), ${latencies[0]?.pairs ?? 0} A/B pairs of 5 s, medians.${info.latencyOnly ? ` This table was measured again on its own (\`LATENCY_ONLY=1\`, ${info.date}); the throughput rows above are those of the full run before it.` : ''}
 
 | framework | layer | rate | p50 ms A → B | p99 ms A → B | p99 added, ms | failures |
 | --- | --- | --- | --- | --- | --- | --- |

@@ -1,6 +1,8 @@
 // The HTTP benchmark: every adapter with the Redis store against the same framework without oncely, the npm
 // peers beside them, in alternating A/B rounds; writes the `http` section of docs/benchmarks.md and the chart.
 // Run: flock /tmp/oncely-bench.lock node --import tsx bench/http/run.ts   (PAIRS=8 ROUND_S=3 by default)
+// LATENCY_ONLY=1 measures only the latency table again and keeps the throughput rows of the last full run
+// (bench/results/http.raw.json).
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { Redis } from 'ioredis';
@@ -21,13 +23,18 @@ const WITH_PEERS = process.env.PEERS !== '0';
 const WRITE = process.env.WRITE !== '0';
 // Latency below saturation: a fixed rate every server keeps up with.
 const LATENCY = { rate: Number(process.env.LATENCY_RATE ?? 1000), seconds: 5, pairs: 3 };
+const LATENCY_ONLY = process.env.LATENCY_ONLY === '1';
+const RAW = new URL('../results/http.raw.json', import.meta.url);
 
 const redisProcess = await startRedis();
 const admin = new Redis({ port: redisProcess.port, host: '127.0.0.1' });
 const redisVersion = /redis_version:(\S+)/.exec(await admin.info('server'))?.[1] ?? 'unknown';
-const summaries: Summary[] = [];
+const previous = LATENCY_ONLY
+  ? (JSON.parse(readFileSync(RAW, 'utf8')) as { summaries: Summary[]; raw: Scenario[] })
+  : undefined;
+const summaries: Summary[] = previous?.summaries ?? [];
 const latencies: LatencySummary[] = [];
-const raw: Scenario[] = [];
+const raw: Scenario[] = previous?.raw ?? [];
 
 try {
   for (const framework of FRAMEWORKS) {
@@ -51,7 +58,7 @@ try {
       plan.push(['express-idempotency', 'unique'], ['express-idempotency', 'replay']);
       plan.push(['node-idempotency', 'unique'], ['node-idempotency', 'replay']);
     }
-    for (const [variant, workload] of plan) {
+    for (const [variant, workload] of LATENCY_ONLY ? [] : plan) {
       const layer = layers.get(variant)!;
       const replayPrefix = `r-${framework}-${variant}`;
       if (workload === 'replay') await completeReplayKeys(layer, replayPrefix);
@@ -85,6 +92,9 @@ try {
           (stormResult ? `, storm ${JSON.stringify(stormResult)}` : ''),
       );
     }
+    // On an empty Redis: the throughput rounds leave millions of records behind, and a Redis that big stalls now
+    // and then (rehashing, allocation), which would land on whichever variant makes more round trips.
+    await admin.flushall();
     for (const variant of ['oncely', 'minimal'] as const) {
       const latency = await latencyPairs(framework, variant, baseline, layers.get(variant)!, LATENCY);
       latencies.push(latency);
@@ -100,10 +110,7 @@ try {
 }
 
 mkdirSync(new URL('../results/', import.meta.url), { recursive: true });
-writeFileSync(
-  new URL('../results/http.raw.json', import.meta.url),
-  JSON.stringify({ summaries, latencies, raw }, null, 2),
-);
+writeFileSync(RAW, JSON.stringify({ summaries, latencies, raw }, null, 2));
 if (WRITE) {
   const version = (name: string) =>
     (
@@ -118,6 +125,7 @@ if (WRITE) {
     versions: `express ${version('express')}, fastify ${version('fastify')}, hono ${version('hono')}, ioredis ${version('ioredis')}, autocannon ${version('autocannon')}, express-idempotency ${version('express-idempotency')}, @node-idempotency/core ${version('@node-idempotency/core')}, Redis ${redisVersion}`,
     pairs: PAIRS,
     roundSeconds: ROUND_S,
+    latencyOnly: LATENCY_ONLY,
   });
   writeSection('http', markdown);
   writeFileSync(
