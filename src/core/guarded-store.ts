@@ -12,9 +12,10 @@ export interface GuardOptions {
 }
 
 /**
- * Runs store calls fail-closed: each call is bounded by `timeoutMs` (the error comes at most an eighth later, see
- * `DeadlineQueue`), a circuit breaker sheds calls to a store that keeps failing, and any error that is not already an `OncelyError` becomes `StoreUnavailableError` with the
- * driver's error as `cause` (so SQLSTATEs and Redis replies stay inspectable).
+ * Runs store calls fail-closed: each call is bounded by `timeoutMs` (on one shared timer, see `DeadlineQueue`), a
+ * circuit breaker sheds calls to a store that keeps failing, and any error that is not already an `OncelyError`
+ * becomes `StoreUnavailableError` with the driver's error as `cause` (so SQLSTATEs and Redis replies stay
+ * inspectable).
  */
 export class StoreGuard {
   readonly #store: Store;

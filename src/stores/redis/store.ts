@@ -77,20 +77,26 @@ export class RedisStore implements Store {
   }
 
   complete({ key, token, outcome, retentionMs }: CompleteInput): Promise<TransitionResult> {
-    const { status, headers, body, encoding, storage } = outcome;
-    const bytes = Buffer.from(body.buffer, body.byteOffset, body.byteLength);
-    const channel = this.#keys.channel(key);
-    const args = [
-      token,
-      retentionMs,
-      this.#now(),
-      channel,
-      status,
-      encodeHeaders(headers),
-      bytes,
-      encoding,
-      storage,
-    ];
+    let args: ScriptArg[];
+    try {
+      const { status, headers, body, encoding, storage } = outcome;
+      const bytes = Buffer.from(body.buffer, body.byteOffset, body.byteLength);
+      const channel = this.#keys.channel(key);
+      args = [
+        token,
+        retentionMs,
+        this.#now(),
+        channel,
+        status,
+        encodeHeaders(headers),
+        bytes,
+        encoding,
+        storage,
+      ];
+    } catch (error) {
+      // A malformed outcome rejects like every other failure of this method; it never throws synchronously.
+      return Promise.reject(error);
+    }
     if (this.#options.durable !== undefined) return this.#completeDurably(key, args);
     return this.#run('complete', key, args, decodeTransition);
   }
