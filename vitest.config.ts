@@ -7,6 +7,7 @@ const src = (path: string) => fileURLToPath(new URL(`./src/${path}`, import.meta
 // tests never run against a stale build and share one copy of every class.
 const publicEntries: Record<string, string> = {
   oncely: 'index.ts',
+  'oncely/store': 'store.ts',
   'oncely/redis': 'stores/redis/index.ts',
   'oncely/postgres': 'stores/postgres/index.ts',
   'oncely/express': 'http/express.ts',

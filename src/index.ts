@@ -1,13 +1,18 @@
-export { CircuitBreaker, type CircuitBreakerOptions } from './core/circuit-breaker.js';
+// The user's API: what an application needs to make effects happen once. What a store author needs (the Store
+// contract's inputs and results, sealing, fencing-token helpers) is in `oncely/store`.
+
+export type { CircuitBreakerOptions } from './core/circuit-breaker.js';
+export type { Claim, CompleteOptions, ExecutionContext } from './core/claim.js';
 export { type Codec, jsonCodec, structuredCodec } from './core/codec.js';
 export {
+  type BeginRequest,
+  type Begun,
   Engine,
-  type EngineOptions,
   type ExecuteRequest,
   type ExecuteResult,
-  type ExecutionContext,
   type Verdict,
 } from './core/engine.js';
+export type { EngineOptions } from './core/engine-options.js';
 export * from './core/errors.js';
 export type {
   EventHandler,
@@ -17,44 +22,15 @@ export type {
   ReleaseReason,
 } from './core/events.js';
 export { canonicalJson, type FingerprintPart, fingerprintOf } from './core/fingerprint.js';
+export { MAX_KEY_LENGTH, scopedKey, validateKey } from './core/key.js';
+export type { BlobStore, OpenedOutcome, Outcome } from './core/record.js';
+export type { HeaderPairs, KeyRecord, KeyState, Store, StoreStats } from './core/store.js';
 export {
   type Execution,
   type IdempotentFunction,
   type IdempotentOptions,
   idempotent,
-} from './core/idempotent.js';
-export { MAX_KEY_LENGTH, scopedKey, validateKey } from './core/key.js';
-export {
-  type BlobStore,
-  type EnvelopeOptions,
-  type OpenedOutcome,
-  type Outcome,
-  openOutcome,
-  sealOutcome,
-} from './core/record.js';
-export type {
-  BeginInput,
-  BeginResult,
-  BodyEncoding,
-  BodyStorage,
-  CompleteInput,
-  HeaderPairs,
-  KeyRecord,
-  KeyState,
-  PurgeOptions,
-  ReleaseInput,
-  RenewInput,
-  Store,
-  StoredOutcome,
-  StoreStats,
-  TransactionClaim,
-  TransactionInput,
-  TransactionResult,
-  TransactionSettlement,
-  TransitionResult,
-  WaitForOptions,
-} from './core/store.js';
-export { nextFencingToken } from './core/store.js';
+} from './idempotent.js';
 export {
   actionFor,
   Inbox,

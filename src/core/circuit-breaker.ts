@@ -1,50 +1,56 @@
 export interface CircuitBreakerOptions {
   /** Consecutive failures that open the circuit. Default 5. */
   readonly failureThreshold?: number;
-  /** How long the circuit stays open before one trial call is let through. Default 5,000 ms. */
-  readonly cooldownMs?: number;
+  /**
+   * While open, one probe call goes to the store this often; the first probe that succeeds closes the circuit,
+   * so traffic resumes within one interval of the store answering again. Default 250 ms.
+   */
+  readonly probeIntervalMs?: number;
 }
 
 /**
- * Stops hammering a dead store: after `failureThreshold` consecutive failures every call fails at once for
- * `cooldownMs`; then one trial call goes through (half-open) and its result closes or reopens the circuit.
+ * Stops hammering a dead store without waiting out a fixed cooldown once it is back: after `failureThreshold`
+ * consecutive failures every call fails at once, except one probe per `probeIntervalMs` (half-open), whose
+ * success closes the circuit. A probe costs one store call per interval, however much traffic is shed.
  */
 export class CircuitBreaker {
   readonly #threshold: number;
-  readonly #cooldownMs: number;
+  readonly #probeIntervalMs: number;
   readonly #now: () => number;
   #failures = 0;
-  #openUntil = 0;
-  #trialInFlight = false;
+  #nextProbeAt = 0;
+  #probing = false;
 
   constructor(options: CircuitBreakerOptions = {}, now: () => number = Date.now) {
     this.#threshold = options.failureThreshold ?? 5;
-    this.#cooldownMs = options.cooldownMs ?? 5_000;
+    this.#probeIntervalMs = options.probeIntervalMs ?? 250;
     this.#now = now;
   }
 
   get state(): 'closed' | 'open' | 'halfOpen' {
     if (this.#failures < this.#threshold) return 'closed';
-    return this.#now() < this.#openUntil ? 'open' : 'halfOpen';
+    return this.#probing ? 'halfOpen' : 'open';
   }
 
-  /** True when a call may go to the store now. */
+  /** True when a call may go to the store now: always while closed, one probe per interval while open. */
   tryAcquire(): boolean {
-    const state = this.state;
-    if (state === 'closed') return true;
-    if (state === 'open' || this.#trialInFlight) return false;
-    this.#trialInFlight = true;
+    if (this.#failures < this.#threshold) return true;
+    const now = this.#now();
+    // A probe whose answer never came (the guard's timeout reports it as a failure) must not block later ones.
+    if (now < this.#nextProbeAt) return false;
+    this.#probing = true;
+    this.#nextProbeAt = now + this.#probeIntervalMs;
     return true;
   }
 
   onSuccess(): void {
     this.#failures = 0;
-    this.#trialInFlight = false;
+    this.#probing = false;
   }
 
   onFailure(): void {
     this.#failures += 1;
-    this.#trialInFlight = false;
-    if (this.#failures >= this.#threshold) this.#openUntil = this.#now() + this.#cooldownMs;
+    this.#probing = false;
+    if (this.#failures === this.#threshold) this.#nextProbeAt = this.#now() + this.#probeIntervalMs;
   }
 }

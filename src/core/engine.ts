@@ -1,96 +1,44 @@
-import type { CircuitBreakerOptions } from './circuit-breaker.js';
+import type { Claim, ExecutionContext } from './claim.js';
 import { DeadlineQueue } from './deadline-queue.js';
-import {
-  FingerprintMismatchError,
-  InProgressError,
-  InvalidOptionsError,
-  isStoreUnavailableError,
-  LeaseLostError,
-} from './errors.js';
-import { type EventHandler, emitter } from './events.js';
+import { type EngineOptions, resolveEngineOptions } from './engine-options.js';
+import type { EngineParts } from './engine-parts.js';
+import { FingerprintMismatchError, InProgressError } from './errors.js';
+import { emitter } from './events.js';
 import { StoreGuard } from './guarded-store.js';
 import { LeaseKeeper } from './lease-keeper.js';
-import {
-  type BlobStore,
-  defaultEnvelopeOptions,
-  type EnvelopeOptions,
-  type OpenedOutcome,
-  type Outcome,
-  openInline,
-  openOutcome,
-  sealInline,
-  sealOutcome,
-} from './record.js';
-import type { BeginResult, Store, TransactionResult } from './store.js';
-import { knownOptions, wholeNumber } from './validate.js';
+import { LeasedClaim, releaseFenced } from './leased-claim.js';
+import { type OpenedOutcome, type Outcome, openInline, openOutcome } from './record.js';
+import type { BeginResult, Store, TransactionBeginResult } from './store.js';
+import { TransactionClaim } from './transaction-claim.js';
 
-export interface EngineOptions {
-  /** Where records live. Required. */
-  readonly store: Store;
-  /** How long a claim holds before another caller may take over. Default 30,000 ms. */
-  readonly leaseMs?: number;
-  /** How long a completed (or in-progress) record is kept. Default 86,400,000 ms (24 h). */
-  readonly retentionMs?: number;
-  /** A store call slower than this fails with `StoreUnavailableError`. Default 2,000 ms. */
-  readonly storeTimeoutMs?: number;
-  /** Circuit breaker around the store; `false` turns it off. Default 5 failures, 5,000 ms cooldown. */
-  readonly breaker?: CircuitBreakerOptions | false;
-  /** Bodies of at least this many bytes are compressed. Default 1,024 bytes. */
-  readonly compressAboveBytes?: number;
-  /** Bodies above this many bytes go to `blobStore`, or are not retained. Default 1,048,576 bytes. */
-  readonly maxBodyBytes?: number;
-  readonly blobStore?: BlobStore;
-  /** Receives every engine event (acquired, replayed, conflict, fenced, leaseLost, …). */
-  readonly onEvent?: EventHandler;
-}
+export type { EngineOptions } from './engine-options.js';
 
-const ENGINE_OPTIONS = [
-  'store',
-  'leaseMs',
-  'retentionMs',
-  'storeTimeoutMs',
-  'breaker',
-  'compressAboveBytes',
-  'maxBodyBytes',
-  'blobStore',
-  'onEvent',
-] as const;
-
-/** What user code gets while it owns a key. */
-export interface ExecutionContext {
-  /** The hashed storage key. */
+export interface BeginRequest {
+  /** The hashed storage key (see `scopedKey`). */
   readonly key: string;
-  /** Fencing token of this claim: pass it to downstream writes so a stale owner's writes can be refused. */
-  readonly token: number;
-  /** 1 for the first run; higher after a takeover or a release. */
-  readonly attempt: number;
-  /** True when this claim took the key over from an owner whose lease ran out. */
-  readonly takeover: boolean;
-  /** Aborted (with a `LeaseLostError`) when the claim is lost while the code runs. */
-  readonly signal: AbortSignal;
-  /**
-   * Transactional mode only (a store with `runInTransaction`, such as `PostgresStore#transactional()`): the open
-   * transaction to write through, so the effect commits or rolls back with the key's record. Undefined otherwise.
-   */
-  readonly transaction?: unknown;
+  readonly fingerprint: string;
+  /** Wait up to this long for a concurrent duplicate to finish (then replay it) before answering `inProgress`. */
+  readonly waitMs?: number;
+  readonly leaseMs?: number;
+  readonly retentionMs?: number;
 }
+
+/** What `begin` found: the key is yours (a claim), completed (its outcome), busy, or used for another request. */
+export type Begun =
+  | { readonly kind: 'acquired'; readonly claim: Claim }
+  | { readonly kind: 'replay'; readonly outcome: OpenedOutcome; readonly completedAt: number }
+  | { readonly kind: 'inProgress'; readonly retryAfterMs: number; readonly attempt: number }
+  | { readonly kind: 'mismatch' };
 
 /** What to do with a result: store it (optionally with its own retention) or let the key go. */
 export type Verdict =
   | { readonly keep: true; readonly outcome: Outcome; readonly retentionMs?: number }
   | { readonly keep: false };
 
-export interface ExecuteRequest<R> {
-  /** The hashed storage key (see `scopedKey`). */
-  readonly key: string;
-  readonly fingerprint: string;
+export interface ExecuteRequest<R> extends BeginRequest {
   readonly run: (context: ExecutionContext) => Promise<R>;
   /** Decides whether the result is stored. A thrown error always releases the key. */
   readonly settle: (result: R) => Verdict;
-  /** Wait up to this long for a concurrent duplicate to finish instead of failing with `InProgressError`. */
-  readonly waitMs?: number;
-  readonly leaseMs?: number;
-  readonly retentionMs?: number;
 }
 
 export type ExecuteResult<R> =
@@ -103,216 +51,187 @@ export type ExecuteResult<R> =
     }
   | { readonly kind: 'replayed'; readonly outcome: OpenedOutcome; readonly completedAt: number };
 
-// Completing is the one call that must not give up easily: the effect already happened.
-const COMPLETE_RETRY_DELAYS_MS = [25, 100, 400];
 const POLL_MIN_MS = 10;
 const POLL_MAX_MS = 250;
 
-type Busy = Extract<BeginResult, { readonly kind: 'inProgress' | 'mismatch' }>;
-const isBusy = (result: { readonly kind: string }): result is Busy =>
-  result.kind === 'inProgress' || result.kind === 'mismatch';
+type StoreBegun = BeginResult | TransactionBeginResult;
+type Busy = Extract<BeginResult, { readonly kind: 'inProgress' }>;
 
 /**
- * Drives the state machine of DESIGN §2 over any `Store`: claims the key in one step, runs the user code while
- * renewing the lease, stores the outcome fenced by the token, replays completed outcomes, and fails closed.
+ * Drives the per-key state machine over any `Store`. `begin` claims a key in one store call and hands out a
+ * `Claim`, which renews its lease while the code runs and is settled once, by `complete` (the outcome is stored,
+ * fenced by the token) or `release`; completed keys replay; the store fails closed behind a timeout and a
+ * circuit breaker. `execute` is the same walk for code that is one callback.
  */
 export class Engine {
   readonly store: Store;
   readonly leaseMs: number;
   readonly retentionMs: number;
-  readonly #guard: StoreGuard;
-  readonly #envelope: EnvelopeOptions;
-  readonly #emit: EventHandler;
+  readonly #parts: EngineParts;
   readonly #renewals = new Map<number, DeadlineQueue>();
 
   constructor(options: EngineOptions) {
-    if (options === null || typeof options !== 'object')
-      throw new InvalidOptionsError('engine options are required');
-    knownOptions('engine', options, ENGINE_OPTIONS);
-    const { store } = options;
-    if (store === null || typeof store !== 'object' || typeof store.begin !== 'function') {
-      throw new InvalidOptionsError('a store is required (for example new MemoryStore())');
-    }
-    this.store = store;
-    this.leaseMs = wholeNumber('leaseMs', options.leaseMs, 30_000, { min: 10 });
-    this.retentionMs = wholeNumber('retentionMs', options.retentionMs, 86_400_000, { min: 1 });
-    const timeoutMs = wholeNumber('storeTimeoutMs', options.storeTimeoutMs, 2_000, { min: 1 });
-    this.#envelope = {
-      compressAboveBytes: wholeNumber(
-        'compressAboveBytes',
-        options.compressAboveBytes,
-        defaultEnvelopeOptions.compressAboveBytes,
-      ),
-      maxBodyBytes: wholeNumber('maxBodyBytes', options.maxBodyBytes, defaultEnvelopeOptions.maxBodyBytes),
-      blobStore: options.blobStore,
-    };
-    this.#emit = emitter(options.onEvent);
-    this.#guard = new StoreGuard(store, { timeoutMs, breaker: options.breaker ?? {} }, this.#emit);
+    const resolved = resolveEngineOptions(options);
+    this.store = resolved.store;
+    this.leaseMs = resolved.leaseMs;
+    this.retentionMs = resolved.retentionMs;
+    const emit = emitter(resolved.onEvent);
+    const guard = new StoreGuard(
+      resolved.store,
+      { timeoutMs: resolved.storeTimeoutMs, breaker: resolved.breaker },
+      emit,
+    );
+    this.#parts = { guard, envelope: resolved.envelope, emit };
   }
 
-  async execute<R>(request: ExecuteRequest<R>): Promise<ExecuteResult<R>> {
-    const { key } = request;
-    const leaseMs = request.leaseMs ?? this.leaseMs;
-    const retentionMs = request.retentionMs ?? this.retentionMs;
-    if (this.store.runInTransaction !== undefined) {
-      return this.#executeInTransaction(request, leaseMs, retentionMs);
-    }
-    const { fingerprint } = request;
-    const begin = () =>
-      this.#guard.call('begin', (store) => store.begin({ key, fingerprint, leaseMs, retentionMs }));
-    // The first attempt outside `#untilFree`: nearly every request gets its answer from it, and the loop's own
-    // promise is a cost paid on each of them.
-    const first = await begin();
-    const begun = isBusy(first)
-      ? await this.#untilFree<Exclude<BeginResult, Busy>>(request, begin, first)
-      : first;
-    if (begun.kind === 'replay') return this.#replayed(key, begun);
-    const { token, attempt, takeover } = begun;
-    this.#emit({ type: takeover ? 'takeover' : 'acquired', key, token, attempt });
-    const keeper = new LeaseKeeper({
-      key,
-      token,
-      leaseMs,
-      guard: this.#guard,
-      emit: this.#emit,
-      renewals: this.#renewalsFor(leaseMs),
+  /**
+   * Claims the key, or says why not. Rejects only with `StoreUnavailableError` (the store failed, timed out, or
+   * the circuit is open) or `CorruptRecordError`. A `begin` whose answer comes after its timeout and says
+   * acquired is released at once, so a retry is not locked out for a whole lease.
+   */
+  begin(request: BeginRequest): Promise<Begun> {
+    const waitMs = request.waitMs ?? 0;
+    // Nearly every request is answered by the first call: the wait loop's own promise is a cost paid only here.
+    return this.#beginOnce(request, waitMs).then((begun) => {
+      if (begun.kind !== 'inProgress') return begun;
+      if (waitMs > 0) return this.#waitUntilFree(request, begun);
+      this.#conflict(request.key, begun);
+      return begun;
     });
+  }
+
+  /** `begin`, then `run` while the claim holds, then `complete` or `release` as `settle` says. */
+  async execute<R>(request: ExecuteRequest<R>): Promise<ExecuteResult<R>> {
+    const begun = await this.begin(request);
+    if (begun.kind === 'replay')
+      return { kind: 'replayed', outcome: begun.outcome, completedAt: begun.completedAt };
+    if (begun.kind === 'inProgress') throw new InProgressError(begun.retryAfterMs, begun.attempt);
+    if (begun.kind === 'mismatch') throw new FingerprintMismatchError();
+    const claim = begun.claim as LeasedClaim | TransactionClaim;
     let result: R;
-    try {
-      result = await request.run(new ClaimContext(key, token, attempt, takeover, keeper));
-    } catch (error) {
-      keeper.stop();
-      await this.#release(key, token, 'error');
-      throw error;
-    }
-    keeper.stop();
     let verdict: Verdict;
     try {
+      result = await request.run(claim);
       verdict = request.settle(result);
     } catch (error) {
-      await this.#release(key, token, 'error');
+      await claim.release('error');
       throw error;
     }
+    const { token, attempt } = claim;
     if (!verdict.keep) {
-      await this.#release(key, token, 'notKept');
+      await claim.release('notKept');
       return { kind: 'executed', result, token, attempt, stored: false };
     }
-    await this.#complete(key, token, verdict.outcome, verdict.retentionMs ?? retentionMs);
+    await claim.complete(
+      verdict.outcome,
+      verdict.retentionMs === undefined ? undefined : { retentionMs: verdict.retentionMs },
+    );
     return { kind: 'executed', result, token, attempt, stored: true };
   }
 
-  /**
-   * Transactional mode: the claim, the user code and the stored outcome share one store transaction, which is
-   * also the claim's lease (no renewal). A result not kept rolls the user's writes back with the claim, so a
-   * retry runs again against unchanged data.
-   */
-  async #executeInTransaction<R>(
-    request: ExecuteRequest<R>,
+  /** One store call: a claim, a replay, or busy / mismatch (with the events they are reported by). */
+  #beginOnce(request: BeginRequest, waitMs: number): Promise<Begun> {
+    const { key, fingerprint } = request;
+    const leaseMs = request.leaseMs ?? this.leaseMs;
+    const retentionMs = request.retentionMs ?? this.retentionMs;
+    const input = { key, fingerprint, leaseMs, retentionMs };
+    const { guard } = this.#parts;
+    const sentAt = Date.now();
+    const pending: Promise<StoreBegun> =
+      this.store.beginTransaction === undefined
+        ? guard.call('begin', (store) => store.begin(input), this.#onLateBegin(key))
+        : guard.call(
+            'begin',
+            (store) => store.beginTransaction!({ ...input, waitMs }),
+            this.#onLateBegin(key),
+          );
+    return pending.then((result) => this.#begun(result, key, leaseMs, retentionMs, sentAt));
+  }
+
+  #begun(
+    result: StoreBegun,
+    key: string,
     leaseMs: number,
     retentionMs: number,
-  ): Promise<ExecuteResult<R>> {
-    const { key, fingerprint } = request;
-    const store = this.store;
-    const ran: { result?: R; token?: number; attempt?: number; failed?: boolean } = {};
-    let done: Exclude<TransactionResult, Busy>;
-    try {
-      done = await this.#untilFree<Exclude<TransactionResult, Busy>>(request, (waitMs) =>
-        store.runInTransaction!({
-          key,
-          fingerprint,
-          leaseMs,
-          retentionMs,
-          waitMs,
-          work: async ({ token, attempt, takeover, transaction, signal }) => {
-            this.#emit({ type: takeover ? 'takeover' : 'acquired', key, token, attempt });
-            try {
-              const result = await request.run({ key, token, attempt, takeover, signal, transaction });
-              const verdict = request.settle(result);
-              Object.assign(ran, { result, token, attempt });
-              if (!verdict.keep) return { commit: false };
-              const outcome =
-                sealInline(verdict.outcome, this.#envelope) ??
-                (await sealOutcome(key, verdict.outcome, this.#envelope));
-              return { commit: true, outcome, retentionMs: verdict.retentionMs ?? retentionMs };
-            } catch (error) {
-              ran.failed = true;
-              this.#emit({ type: 'released', key, token, reason: 'error' });
-              throw error;
-            }
-          },
-        }),
-      );
-    } catch (error) {
-      if (!ran.failed && isStoreUnavailableError(error)) {
-        this.#emit({ type: 'storeError', operation: 'transaction', error });
+    sentAt: number,
+  ): Begun | Promise<Begun> {
+    const emit = this.#parts.emit;
+    switch (result.kind) {
+      case 'acquired': {
+        const { token, attempt, takeover } = result;
+        emit({ type: takeover ? 'takeover' : 'acquired', key, token, attempt });
+        const claim =
+          'transaction' in result
+            ? new TransactionClaim(
+                this.#parts,
+                key,
+                token,
+                attempt,
+                takeover,
+                result.transaction,
+                sentAt + leaseMs,
+                retentionMs,
+              )
+            : new LeasedClaim(
+                this.#parts,
+                key,
+                token,
+                attempt,
+                takeover,
+                new LeaseKeeper({
+                  key,
+                  token,
+                  leaseMs,
+                  sentAt,
+                  guard: this.#parts.guard,
+                  emit,
+                  renewals: this.#renewalsFor(leaseMs),
+                }),
+                retentionMs,
+              );
+        return { kind: 'acquired', claim };
       }
-      throw error;
+      case 'replay':
+        return this.#replayed(key, result);
+      case 'inProgress':
+        return result;
+      case 'mismatch':
+        emit({ type: 'mismatch', key });
+        return result;
     }
-    if (done.kind === 'replay') return this.#replayed(key, done);
-    const token = ran.token!;
-    const executed = { kind: 'executed', result: ran.result as R, token, attempt: ran.attempt! } as const;
-    if (done.kind === 'rolledBack') {
-      this.#emit({ type: 'released', key, token, reason: 'notKept' });
-      return { ...executed, stored: false };
-    }
-    this.#emit({ type: 'completed', key, token });
-    return { ...executed, stored: true };
   }
 
-  /** One shared renewal timer per lease length (routes may set their own). */
-  #renewalsFor(leaseMs: number): DeadlineQueue {
-    let queue = this.#renewals.get(leaseMs);
-    if (queue === undefined) {
-      queue = new DeadlineQueue(Math.max(1, Math.floor(leaseMs / 3)));
-      this.#renewals.set(leaseMs, queue);
-    }
-    return queue;
+  /** Releases a claim whose `begin` answered after its caller had been told the store timed out. */
+  #onLateBegin(key: string): (result: StoreBegun) => void {
+    return (result) => {
+      if (result.kind !== 'acquired') return;
+      if ('transaction' in result) {
+        void result.transaction.rollback();
+        this.#parts.emit({ type: 'released', key, token: result.token, reason: 'late' });
+      } else void releaseFenced(this.#parts, key, result.token, 'late');
+    };
   }
 
-  /** The replay of a completed record; a promise only when its body must come from the blob store. */
-  #replayed<R>(
-    key: string,
-    replay: Extract<BeginResult, { readonly kind: 'replay' }>,
-  ): ExecuteResult<R> | Promise<ExecuteResult<R>> {
-    this.#emit({ type: 'replayed', key });
-    const { completedAt } = replay;
-    const opened = openInline(replay.outcome, this.#envelope);
-    if (opened !== undefined) return { kind: 'replayed', outcome: opened, completedAt };
-    return openOutcome(replay.outcome, this.#envelope).then((outcome) => ({
-      kind: 'replayed',
-      outcome,
-      completedAt,
-    }));
+  #conflict(key: string, busy: Busy): void {
+    this.#parts.emit({ type: 'conflict', key, retryAfterMs: busy.retryAfterMs });
   }
 
-  /**
-   * Calls `once` until the key is free (whatever `once` returns besides `inProgress`), waiting for a concurrent
-   * duplicate while `waitMs` allows; `once` gets the wait left. A mismatch or an exhausted wait throws.
-   */
-  async #untilFree<T extends { readonly kind: string }>(
-    { key, waitMs = 0 }: { readonly key: string; readonly waitMs?: number },
-    once: (remainingMs: number) => Promise<T | Busy>,
-    first?: T | Busy,
-  ): Promise<T> {
-    const deadline = Date.now() + waitMs;
+  /** Waits for a concurrent duplicate while `waitMs` allows, asking the store again after each wake-up. */
+  async #waitUntilFree(request: BeginRequest, busy: Busy): Promise<Begun> {
+    const deadline = Date.now() + (request.waitMs ?? 0);
     let pollMs = POLL_MIN_MS;
-    let result = first;
-    for (;;) {
-      result ??= await once(Math.max(0, deadline - Date.now()));
-      if (!isBusy(result)) return result;
-      if (result.kind === 'mismatch') {
-        this.#emit({ type: 'mismatch', key });
-        throw new FingerprintMismatchError();
-      }
+    let begun: Begun = busy;
+    while (begun.kind === 'inProgress') {
       const remaining = deadline - Date.now();
       if (remaining <= 0) {
-        this.#emit({ type: 'conflict', key, retryAfterMs: result.retryAfterMs });
-        throw new InProgressError(result.retryAfterMs, result.attempt);
+        this.#conflict(request.key, begun);
+        return begun;
       }
-      await this.#waitForKey(key, Math.min(remaining, result.retryAfterMs), pollMs);
+      await this.#waitForKey(request.key, Math.min(remaining, begun.retryAfterMs), pollMs);
       pollMs = Math.min(pollMs * 2, POLL_MAX_MS);
-      result = undefined;
+      begun = await this.#beginOnce(request, Math.max(0, deadline - Date.now()));
     }
+    return begun;
   }
 
   /** The store's notification where it has one (a hint), a short sleep otherwise; `begin` decides either way. */
@@ -329,66 +248,27 @@ export class Engine {
     await new Promise((resolve) => setTimeout(resolve, Math.max(1, Math.min(timeoutMs, pollMs))));
   }
 
-  async #complete(key: string, token: number, outcome: Outcome, retentionMs: number): Promise<void> {
-    const stored = sealInline(outcome, this.#envelope) ?? (await sealOutcome(key, outcome, this.#envelope));
-    let unsure = false;
-    for (let retry = 0; ; retry++) {
-      try {
-        const result = await this.#guard.call('complete', (store) =>
-          store.complete({ key, token, outcome: stored, retentionMs }),
-        );
-        // After a failed attempt, "fenced" may only mean that attempt went through and its reply was lost.
-        if (result.kind === 'fenced' && !(unsure && (await this.#completedBy(key, token)))) {
-          this.#emit({ type: 'fenced', key, token, operation: 'complete' });
-          throw new LeaseLostError(token);
-        }
-        this.#emit({ type: 'completed', key, token });
-        return;
-      } catch (error) {
-        const delay = COMPLETE_RETRY_DELAYS_MS[retry];
-        if (!isStoreUnavailableError(error) || error.outcomeStored || delay === undefined) throw error;
-        unsure = true;
-        await new Promise((resolve) => setTimeout(resolve, delay));
-      }
+  /** One shared renewal timer per lease length (routes may set their own). */
+  #renewalsFor(leaseMs: number): DeadlineQueue {
+    let queue = this.#renewals.get(leaseMs);
+    if (queue === undefined) {
+      queue = new DeadlineQueue(Math.max(1, Math.floor(leaseMs / 3)));
+      this.#renewals.set(leaseMs, queue);
     }
+    return queue;
   }
 
-  /** True when the record is completed under `token`: an earlier attempt of ours stored it. */
-  async #completedBy(key: string, token: number): Promise<boolean> {
-    const record = await this.#guard.call('get', (store) => store.get(key));
-    return record?.state === 'completed' && record.token === token;
-  }
-
-  async #release(key: string, token: number, reason: 'error' | 'notKept'): Promise<void> {
-    try {
-      const result = await this.#guard.call('release', (store) => store.release({ key, token }));
-      if (result.kind === 'fenced') this.#emit({ type: 'fenced', key, token, operation: 'release' });
-      else this.#emit({ type: 'released', key, token, reason });
-    } catch {
-      // The key stays claimed until its lease ends; then a retry takes it over. Nothing is lost by waiting.
-    }
-  }
-}
-
-/**
- * The context of a claim. `signal` is read through the keeper, which makes its AbortController only for code
- * that asks for it (one costs microseconds per request); a class, because an object literal with a getter is
- * slow to create.
- */
-class ClaimContext implements ExecutionContext {
-  readonly #keeper: LeaseKeeper;
-
-  constructor(
-    readonly key: string,
-    readonly token: number,
-    readonly attempt: number,
-    readonly takeover: boolean,
-    keeper: LeaseKeeper,
-  ) {
-    this.#keeper = keeper;
-  }
-
-  get signal(): AbortSignal {
-    return this.#keeper.signal;
+  /** The replay of a completed record; a promise only when its body must come from the blob store. */
+  #replayed(key: string, replay: Extract<BeginResult, { readonly kind: 'replay' }>): Begun | Promise<Begun> {
+    this.#parts.emit({ type: 'replayed', key });
+    const { completedAt } = replay;
+    const { envelope } = this.#parts;
+    const opened = openInline(replay.outcome, envelope);
+    if (opened !== undefined) return { kind: 'replay', outcome: opened, completedAt };
+    return openOutcome(replay.outcome, envelope).then((outcome) => ({
+      kind: 'replay',
+      outcome,
+      completedAt,
+    }));
   }
 }

@@ -11,7 +11,8 @@ export type OncelyErrorCode =
   | 'ONCELY_STORE_UNAVAILABLE'
   | 'ONCELY_LEASE_LOST'
   | 'ONCELY_CORRUPT_RECORD'
-  | 'ONCELY_RESPONSE_NOT_RETAINED';
+  | 'ONCELY_RESPONSE_NOT_RETAINED'
+  | 'ONCELY_CLAIM_SETTLED';
 
 export interface OncelyErrorOptions {
   cause?: unknown;
@@ -109,6 +110,20 @@ export class ResponseNotRetainedError extends OncelyError {
   }
 }
 
+/** A claim was completed or released already: a claim is settled once, so an effect is never recorded twice. */
+export class ClaimSettledError extends OncelyError {
+  override name = 'ClaimSettledError' as const;
+  constructor(
+    readonly token: number,
+    readonly attempted: 'complete' | 'release',
+  ) {
+    super(
+      'ONCELY_CLAIM_SETTLED',
+      `the claim with fencing token ${token} is settled already; ${attempted} refused`,
+    );
+  }
+}
+
 const guard =
   <T extends OncelyError>(name: string) =>
   (error: unknown): error is T =>
@@ -127,3 +142,4 @@ export const isStoreUnavailableError = guard<StoreUnavailableError>('StoreUnavai
 export const isLeaseLostError = guard<LeaseLostError>('LeaseLostError');
 export const isCorruptRecordError = guard<CorruptRecordError>('CorruptRecordError');
 export const isResponseNotRetainedError = guard<ResponseNotRetainedError>('ResponseNotRetainedError');
+export const isClaimSettledError = guard<ClaimSettledError>('ClaimSettledError');

@@ -25,7 +25,11 @@ export type OncelyEvent =
   | { readonly type: 'storeError'; readonly operation: string; readonly error: unknown };
 
 export type OncelyEventType = OncelyEvent['type'];
-export type ReleaseReason = 'error' | 'notKept';
+/**
+ * Why a claim let its key go: the code threw (`error`), its result was not to be kept (`notKept`), the claim was
+ * disposed unsettled (`disposed`), or a `begin` answered after its caller had given up (`late`).
+ */
+export type ReleaseReason = 'error' | 'notKept' | 'disposed' | 'late';
 export type FencedOperation = 'complete' | 'release' | 'renew';
 export type EventHandler = (event: OncelyEvent) => void;
 

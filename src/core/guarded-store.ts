@@ -32,11 +32,19 @@ export class StoreGuard {
     this.#emit = emit;
   }
 
+  /** The store's short name, for messages. */
+  get storeName(): string {
+    return this.#store.name;
+  }
+
   /**
    * Runs `run` against the store. Not an `async` function with `Promise.race` and a `setTimeout`: this runs twice
    * per request, and the plain promise with a shared deadline costs a fraction of that.
+   *
+   * `onLate` receives an answer that arrives after the caller was told the call timed out: a `begin` that
+   * claimed the key after its caller gave up must be released, or the key stays held for a whole lease.
    */
-  call<T>(operation: string, run: (store: Store) => Promise<T>): Promise<T> {
+  call<T>(operation: string, run: (store: Store) => Promise<T>, onLate?: (result: T) => void): Promise<T> {
     const breaker = this.#breaker;
     if (breaker !== undefined && !breaker.tryAcquire()) {
       return Promise.reject(
@@ -64,8 +72,11 @@ export class StoreGuard {
       }
       pending.then(
         (result) => {
-          // An answer after the deadline is dropped: the caller has moved on with a StoreUnavailableError.
-          if (settled) return;
+          // The caller has moved on with a StoreUnavailableError; only `onLate` may still act on this answer.
+          if (settled) {
+            if (onLate !== undefined) onLate(result);
+            return;
+          }
           this.#deadlines.cancel(deadline);
           breaker?.onSuccess();
           resolve(result);

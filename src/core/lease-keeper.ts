@@ -7,6 +7,8 @@ export interface LeaseKeeperOptions {
   readonly key: string;
   readonly token: number;
   readonly leaseMs: number;
+  /** When the `begin` that granted the claim was sent: the store's lease cannot have started earlier. */
+  readonly sentAt: number;
   readonly guard: StoreGuard;
   readonly emit: EventHandler;
   /** The engine's shared renewal timer for this lease length: its duration is `leaseMs / 3`. */
@@ -14,10 +16,13 @@ export interface LeaseKeeperOptions {
 }
 
 /**
- * Keeps a claim alive while user code runs: renews the lease every `leaseMs / 3`, and aborts `signal` with a
- * `LeaseLostError` when the store reports the claim fenced, or when no renewal succeeded for a whole lease (the
- * store may have let another caller take over, so the code must not assume it still owns the key). Renewals are
- * due on a timer shared by every claim of the same lease length, not a `setTimeout` per claim.
+ * Keeps a claim alive while user code runs, and makes sure the code hears of a lost claim on time.
+ *
+ * The lease is renewed every `leaseMs / 3` on a timer shared by every claim of the same lease length. The
+ * claim's local deadline is `sentAt + leaseMs` of the last `begin` or renewal the store confirmed: the store
+ * started that lease no earlier than the request was sent, so nobody can take the key over before this
+ * deadline. `signal` aborts with a `LeaseLostError` when a renewal is fenced, and at the deadline itself unless
+ * a renewal moved it, whatever the network does (a renewal that hangs in a silent network is no excuse).
  */
 export class LeaseKeeper {
   // Made on first use of `signal`: an AbortController costs microseconds per request, and most code never reads it.
@@ -25,12 +30,20 @@ export class LeaseKeeper {
   #lostWith: LeaseLostError | undefined;
   readonly #options: LeaseKeeperOptions;
   #due: Deadline | undefined;
-  #confirmedAt = Date.now();
+  #deadline: number;
+  // Armed at the first renewal: a request that ends within a third of its lease never pays for a timer.
+  #watchdog: NodeJS.Timeout | undefined;
   #stopped = false;
 
   constructor(options: LeaseKeeperOptions) {
     this.#options = options;
+    this.#deadline = options.sentAt + options.leaseMs;
     this.#schedule();
+  }
+
+  /** Local time (ms since the epoch) by which the claim is given up unless a renewal extends it. */
+  get deadline(): number {
+    return this.#deadline;
   }
 
   get signal(): AbortSignal {
@@ -41,14 +54,15 @@ export class LeaseKeeper {
     return this.#controller.signal;
   }
 
-  /** True when the claim was lost while the code ran. */
-  get lost(): boolean {
-    return this.#lostWith !== undefined;
+  /** The error the claim was lost with, if it was. */
+  get lost(): LeaseLostError | undefined {
+    return this.#lostWith;
   }
 
   stop(): void {
     this.#stopped = true;
     if (this.#due !== undefined) this.#options.renewals.cancel(this.#due);
+    if (this.#watchdog !== undefined) clearTimeout(this.#watchdog);
   }
 
   #schedule(): void {
@@ -56,9 +70,19 @@ export class LeaseKeeper {
     this.#due = this.#options.renewals.add(() => void this.#renew());
   }
 
+  #watch(): void {
+    if (this.#stopped) return;
+    const left = this.#deadline - Date.now();
+    if (left <= 0) return this.#lose();
+    if (this.#watchdog !== undefined) clearTimeout(this.#watchdog);
+    this.#watchdog = setTimeout(() => this.#watch(), left);
+    this.#watchdog.unref();
+  }
+
   async #renew(): Promise<void> {
     const { key, token, leaseMs, guard, emit } = this.#options;
-    const startedAt = Date.now();
+    if (this.#watchdog === undefined) this.#watch();
+    const sentAt = Date.now();
     try {
       const result = await guard.call('renew', (store) => store.renew({ key, token, leaseMs }));
       if (this.#stopped) return;
@@ -66,15 +90,15 @@ export class LeaseKeeper {
         emit({ type: 'fenced', key, token, operation: 'renew' });
         return this.#lose();
       }
-      this.#confirmedAt = startedAt;
+      if (sentAt + leaseMs > this.#deadline) this.#deadline = sentAt + leaseMs;
     } catch {
-      if (this.#stopped) return;
-      if (Date.now() - this.#confirmedAt >= leaseMs) return this.#lose();
+      // The watchdog gives the claim up at the deadline; until then the next renewal may still get through.
     }
     this.#schedule();
   }
 
   #lose(): void {
+    if (this.#lostWith !== undefined) return;
     const { key, token, emit } = this.#options;
     this.stop();
     emit({ type: 'leaseLost', key, token });

@@ -134,44 +134,45 @@ export interface Store {
   /** Optional: release resources the store itself created (never the caller's client). */
   close?(): Promise<void>;
   /**
-   * Optional, transactional mode: claim the key, run `work` and store its outcome in ONE database transaction, so
-   * the record and the user's own writes commit or roll back together (a crash leaves neither). The Engine runs
-   * every execution through it when the store has it. The transaction is the claim: no lease renewal, no
-   * takeover while it is open. Failures of the store's own statements reject as `OncelyError`s (usually
-   * `StoreUnavailableError`, the driver's error as `cause`); whatever `work` throws is rolled back and rethrown
-   * unchanged. A duplicate that finds the key held by an open transaction waits up to `waitMs` for it (then
-   * sees its outcome), or reports `inProgress`.
+   * Optional, transactional mode: claim the key inside a database transaction that stays open, so the record and
+   * the user's own writes (made through `transaction.handle`) commit or roll back together: a crash leaves
+   * neither. The Engine claims every key through it when the store has it. The open transaction is the claim: no
+   * lease renewal, no takeover while it is open. A duplicate that finds the key held by an open transaction waits
+   * up to `waitMs` for it (then sees its outcome), or reports `inProgress`. Failures of the store's own statements
+   * reject as `OncelyError`s (usually `StoreUnavailableError`, the driver's error as `cause`).
    */
-  runInTransaction?(input: TransactionInput): Promise<TransactionResult>;
+  beginTransaction?(input: TransactionBeginInput): Promise<TransactionBeginResult>;
 }
 
-/** The key as claimed inside a transaction, handed to `TransactionInput.work`. */
-export interface TransactionClaim {
-  readonly token: number;
-  readonly attempt: number;
-  readonly takeover: boolean;
-  /** The open transaction the user code writes through (for PostgreSQL, the transaction's `pg` client). */
-  readonly transaction: unknown;
-  /** Aborted when the transaction's connection is lost while the work runs. */
-  readonly signal: AbortSignal;
-}
-
-/** How the work ends: commit with its outcome stored, or roll everything back (the key stays unclaimed). */
-export type TransactionSettlement =
-  | { readonly commit: true; readonly outcome: StoredOutcome; readonly retentionMs: number }
-  | { readonly commit: false };
-
-export interface TransactionInput extends BeginInput {
+export interface TransactionBeginInput extends BeginInput {
   /** How long to wait for a concurrent transaction holding the key; 0 asks for `inProgress` quickly. */
   readonly waitMs: number;
-  /** Runs inside the transaction once the key is claimed there. */
-  readonly work: (claim: TransactionClaim) => Promise<TransactionSettlement>;
 }
 
-/** `committed` / `rolledBack` after the work ran; the other begin outcomes when it did not. */
-export type TransactionResult =
-  | { readonly kind: 'committed' }
-  | { readonly kind: 'rolledBack' }
+/** An open transaction that holds a claimed key. Settle it once: `commit` or `rollback`. */
+export interface StoreTransaction {
+  /** What the user code writes through (for PostgreSQL, the transaction's `pg` client). */
+  readonly handle: unknown;
+  /** Aborted when the transaction's connection is lost. */
+  readonly signal: AbortSignal;
+  /**
+   * Stores the outcome in the transaction and commits it with the user's writes. Rejects with
+   * `StoreUnavailableError` when the commit fails or its result is unknown (the connection broke).
+   */
+  commit(outcome: StoredOutcome, retentionMs: number): Promise<void>;
+  /** Rolls everything back, the claim included, and gives the connection back. Never rejects. */
+  rollback(): Promise<void>;
+}
+
+/** `beginTransaction`'s answer: the claim with its open transaction, or why the key was not claimed. */
+export type TransactionBeginResult =
+  | {
+      readonly kind: 'acquired';
+      readonly token: number;
+      readonly attempt: number;
+      readonly takeover: boolean;
+      readonly transaction: StoreTransaction;
+    }
   | Exclude<BeginResult, { readonly kind: 'acquired' }>;
 
 export interface StoreStats {

@@ -1,4 +1,4 @@
-import type { ExecutionContext } from '../core/engine.js';
+import type { ExecutionContext } from '../core/claim.js';
 import { InvalidOptionsError } from '../core/errors.js';
 import type { Outcome } from '../core/record.js';
 import type { HeaderPairs } from '../core/store.js';

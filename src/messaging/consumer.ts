@@ -1,5 +1,6 @@
+import type { ExecutionContext } from '../core/claim.js';
 import { type Codec, structuredCodec } from '../core/codec.js';
-import { Engine, type EngineOptions, type ExecutionContext } from '../core/engine.js';
+import { Engine, type EngineOptions } from '../core/engine.js';
 import { InvalidOptionsError, isInProgressError } from '../core/errors.js';
 import { scopedKey, validateKey } from '../core/key.js';
 import type { HeaderPairs, Store } from '../core/store.js';

@@ -1,12 +1,7 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  InvalidOptionsError,
-  idempotent,
-  isStoreUnavailableError,
-  type StoredOutcome,
-  scopedKey,
-} from '../../src/index.js';
+import { InvalidOptionsError, idempotent, isStoreUnavailableError, scopedKey } from '../../src/index.js';
+import type { StoredOutcome } from '../../src/store.js';
 import { migrate, PostgresStore, schemaFor } from '../../src/stores/postgres/index.js';
 import { tableTarget } from '../../src/stores/postgres/sql.js';
 import { FakeClock } from '../../src/testing/index.js';

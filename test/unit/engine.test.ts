@@ -188,7 +188,7 @@ describe('Engine', () => {
     const engine = new Engine({
       store,
       storeTimeoutMs: 100,
-      breaker: { failureThreshold: 2, cooldownMs: 1_000 },
+      breaker: { failureThreshold: 2, probeIntervalMs: 1_000 },
     });
     const run = vi.fn(async () => response('x'));
     for (let i = 0; i < 2; i++) {

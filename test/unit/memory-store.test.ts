@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { InvalidOptionsError, MemoryStore, type StoredOutcome } from '../../src/index.js';
+import { InvalidOptionsError, MemoryStore } from '../../src/index.js';
+import type { StoredOutcome } from '../../src/store.js';
 import { FakeClock } from '../../src/testing/index.js';
 
 const outcome: StoredOutcome = {

@@ -1,6 +1,7 @@
 import { describe, expectTypeOf, it } from 'vitest';
 import {
-  type BeginResult,
+  type Begun,
+  type Claim,
   type ExecuteResult,
   type IdempotentFunction,
   idempotent,
@@ -25,7 +26,9 @@ describe('public types', () => {
   });
 
   it('results are discriminated unions, and guards narrow unknown errors', () => {
-    expectTypeOf<Extract<BeginResult, { kind: 'inProgress' }>['retryAfterMs']>().toEqualTypeOf<number>();
+    expectTypeOf<Extract<Begun, { kind: 'inProgress' }>['retryAfterMs']>().toEqualTypeOf<number>();
+    expectTypeOf<Extract<Begun, { kind: 'acquired' }>['claim']>().toEqualTypeOf<Claim>();
+    expectTypeOf<Claim['complete']>().returns.toEqualTypeOf<Promise<void>>();
     expectTypeOf<Extract<ExecuteResult<string>, { kind: 'executed' }>['result']>().toEqualTypeOf<string>();
     expectTypeOf<OncelyEvent['type']>().toEqualTypeOf<
       | 'acquired'

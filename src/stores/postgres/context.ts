@@ -1,11 +1,11 @@
 import type { Client } from 'pg';
-import type { ExecutionContext } from '../../core/engine.js';
 import { InvalidOptionsError } from '../../core/errors.js';
 
 /**
  * The transaction's `pg` client from the context oncely hands your code in transactional mode: write through it
  * and your rows commit or roll back with the key's record. Throws when the store is not transactional, because
- * writes through any other connection would commit on their own.
+ * writes through any other connection would commit on their own. Takes any context oncely hands out (a claim, an
+ * `idempotent()` context, `res.locals.idempotency`, `c.get('idempotency')`, `request.idempotency`), or none.
  *
  * @example
  * const pay = idempotent(async (order: Order, context) => {
@@ -14,7 +14,7 @@ import { InvalidOptionsError } from '../../core/errors.js';
  *   return { paid: order.amount };
  * }, { store: store.transactional(), key: (order) => order.id });
  */
-export function transactionOf(context: Pick<ExecutionContext, 'transaction'>): Client {
+export function transactionOf(context: { readonly transaction?: unknown } | null | undefined): Client {
   const transaction = context?.transaction;
   if (transaction === null || typeof transaction !== 'object' || !('query' in transaction)) {
     throw new InvalidOptionsError(

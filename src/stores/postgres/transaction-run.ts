@@ -1,6 +1,12 @@
 import type { Client, PoolClient } from 'pg';
 import { LeaseLostError, StoreUnavailableError } from '../../core/errors.js';
-import type { BeginResult, TransactionInput, TransactionResult } from '../../core/store.js';
+import type {
+  BeginResult,
+  StoredOutcome,
+  StoreTransaction,
+  TransactionBeginInput,
+  TransactionBeginResult,
+} from '../../core/store.js';
 import { isLockNotAvailable, isRetryableConflict, sqlStateOf, storeError } from './errors.js';
 import { beginResultOf } from './rows.js';
 import type { PostgresRuntime } from './runtime.js';
@@ -66,15 +72,16 @@ interface Session {
 }
 
 /**
- * Transactional mode (see `Store.runInTransaction`). Round trips for a new key: `BEGIN; claim` as ONE message,
+ * Transactional mode (see `Store.beginTransaction`). Round trips for a new key: `BEGIN; claim` as ONE message,
  * the user's statements, `complete`, `COMMIT` — one more than the user's transaction alone. A duplicate of an
- * open transaction blocks on its uncommitted row (up to `lock_timeout`), then sees the committed outcome.
+ * open transaction blocks on its uncommitted row (up to `lock_timeout`), then sees the committed outcome. The
+ * connection stays checked out, with the transaction open, until the claim commits or rolls back.
  */
-export async function runInTransaction(
+export async function beginTransaction(
   runtime: PostgresRuntime,
   settings: TransactionSettings,
-  input: TransactionInput,
-): Promise<TransactionResult> {
+  input: TransactionBeginInput,
+): Promise<TransactionBeginResult> {
   const client = settings.joined ?? (await runtime.connect());
   const scope = settings.joined ? savepointScope : transactionScope(settings.isolation);
   const session: Session = { client, scope, broken: false };
@@ -86,48 +93,89 @@ export async function runInTransaction(
   };
   client.on('error', onLost);
   client.on('end', onLost);
-  try {
-    const claim = await claimKey(runtime, session, settings, input);
-    if (claim.kind !== 'acquired') return claim;
-    let settlement: Awaited<ReturnType<TransactionInput['work']>>;
-    try {
-      settlement = await input.work({ ...claim, transaction: client, signal: controller.signal });
-    } catch (error) {
-      await undo(session);
-      throw error;
-    }
-    if (!settlement.commit) {
-      await undo(session);
-      return { kind: 'rolledBack' };
-    }
-    const { outcome, retentionMs } = settlement;
-    const values = [
-      input.key,
-      claim.token,
-      outcome.status,
-      JSON.stringify(outcome.headers),
-      outcome.body,
-      outcome.encoding,
-      outcome.storage,
-      retentionMs,
-      runtime.now(),
-    ];
-    try {
-      const { complete } = settings.notify ? runtime.statements : runtime.quiet;
-      const rows = await runtime.rows('complete', complete, values, client);
-      // The transaction holds the row it claimed, so this cannot happen short of a bug: refuse to commit.
-      if (rows.length !== 1) throw new LeaseLostError(claim.token);
-    } catch (error) {
-      await undo(session);
-      throw error;
-    }
-    await finish(session);
-    return { kind: 'committed' };
-  } finally {
+  let handedOut = false;
+  const giveBack = () => {
     client.off('error', onLost);
     client.off('end', onLost);
     if (settings.joined === undefined) (client as PoolClient).release(session.broken);
+  };
+  try {
+    const claim = await claimKey(runtime, session, settings, input);
+    if (claim.kind !== 'acquired') return claim;
+    handedOut = true;
+    return {
+      ...claim,
+      transaction: openTransaction(
+        runtime,
+        settings,
+        session,
+        input.key,
+        claim.token,
+        controller.signal,
+        giveBack,
+      ),
+    };
+  } finally {
+    if (!handedOut) giveBack();
   }
+}
+
+/** The open transaction of an acquired claim: settled once, then the connection goes back to the pool. */
+function openTransaction(
+  runtime: PostgresRuntime,
+  settings: TransactionSettings,
+  session: Session,
+  key: string,
+  token: number,
+  signal: AbortSignal,
+  giveBack: () => void,
+): StoreTransaction {
+  let open = true;
+  const close = () => {
+    if (!open) return false;
+    open = false;
+    return true;
+  };
+  return {
+    handle: session.client,
+    signal,
+    async commit(outcome: StoredOutcome, retentionMs: number): Promise<void> {
+      if (!close()) throw new LeaseLostError(token, 'the transaction was settled already');
+      try {
+        const values = [
+          key,
+          token,
+          outcome.status,
+          JSON.stringify(outcome.headers),
+          outcome.body,
+          outcome.encoding,
+          outcome.storage,
+          retentionMs,
+          runtime.now(),
+        ];
+        try {
+          const { complete } = settings.notify ? runtime.statements : runtime.quiet;
+          const rows = await runtime.rows('complete', complete, values, session.client);
+          // The transaction holds the row it claimed, so this cannot happen short of a bug: refuse to commit.
+          if (rows.length !== 1) throw new LeaseLostError(token);
+        } catch (error) {
+          await undo(session);
+          throw error;
+        }
+        await finish(session);
+      } finally {
+        giveBack();
+      }
+    },
+    async rollback(): Promise<void> {
+      if (!close()) return;
+      try {
+        await undo(session);
+      } finally {
+        giveBack();
+      }
+    },
+  };
 }
 
 /** `open; claim` in one message, with the lock wait bounded; the scope stays open only when acquired. */
@@ -135,7 +183,7 @@ async function claimKey(
   runtime: PostgresRuntime,
   session: Session,
   settings: TransactionSettings,
-  input: TransactionInput,
+  input: TransactionBeginInput,
 ): Promise<BeginResult> {
   const { key, fingerprint, leaseMs, retentionMs } = input;
   const lockTimeoutMs = Math.ceil(Math.max(input.waitMs, settings.lockTimeoutMs));

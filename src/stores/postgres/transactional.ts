@@ -10,14 +10,14 @@ import type {
   RenewInput,
   Store,
   StoreStats,
-  TransactionInput,
-  TransactionResult,
+  TransactionBeginInput,
+  TransactionBeginResult,
   TransitionResult,
   WaitForOptions,
 } from '../../core/store.js';
 import { knownOptions, wholeNumber } from '../../core/validate.js';
 import type { PostgresRuntime } from './runtime.js';
-import { type IsolationLevel, runInTransaction, type TransactionSettings } from './transaction-run.js';
+import { beginTransaction, type IsolationLevel, type TransactionSettings } from './transaction-run.js';
 
 export interface TransactionalOptions {
   /**
@@ -45,7 +45,7 @@ export interface TransactionalOptions {
 const ISOLATION_LEVELS: readonly IsolationLevel[] = ['read committed', 'repeatable read', 'serializable'];
 
 /**
- * A PostgresStore in transactional mode: the Engine runs each execution through `runInTransaction`, so the key's
+ * A PostgresStore in transactional mode: the Engine claims each key through `beginTransaction`, so the key's
  * record commits or rolls back with the user's writes, made through `context.transaction` (`transactionOf`).
  * Every other method is the base store's. Create it with `PostgresStore#transactional()`.
  */
@@ -88,8 +88,8 @@ export class TransactionalPostgresStore implements Store {
       throw new InvalidOptionsError('notify must be true or false');
   }
 
-  runInTransaction(input: TransactionInput): Promise<TransactionResult> {
-    return runInTransaction(this.#runtime, this.#settings, input);
+  beginTransaction(input: TransactionBeginInput): Promise<TransactionBeginResult> {
+    return beginTransaction(this.#runtime, this.#settings, input);
   }
 
   begin(input: BeginInput): Promise<BeginResult> {

@@ -1,11 +1,15 @@
-import { sharedMemoryStore } from '../stores/memory.js';
-import { type Codec, structuredCodec } from './codec.js';
-import { Engine, type EngineOptions, type ExecutionContext } from './engine.js';
-import { InvalidOptionsError, ResponseNotRetainedError } from './errors.js';
-import { canonicalJson, fingerprintOf } from './fingerprint.js';
-import { scopedKey, validateKey } from './key.js';
-import type { Store } from './store.js';
-import { optionalFunction, requireFunction, wholeNumber } from './validate.js';
+import type { ExecutionContext } from './core/claim.js';
+import { type Codec, structuredCodec } from './core/codec.js';
+import { Engine } from './core/engine.js';
+import { ENGINE_OPTION_NAMES, type EngineOptions } from './core/engine-options.js';
+import { InvalidOptionsError, ResponseNotRetainedError } from './core/errors.js';
+import { canonicalJson, fingerprintOf } from './core/fingerprint.js';
+import { scopedKey, validateKey } from './core/key.js';
+import type { Store } from './core/store.js';
+import { knownOptions, optionalFunction, requireFunction, wholeNumber } from './core/validate.js';
+import { sharedMemoryStore } from './stores/memory.js';
+
+const OWN_OPTION_NAMES = ['key', 'scope', 'fingerprint', 'codec', 'keep', 'waitMs'] as const;
 
 export interface IdempotentOptions<I, R> extends Omit<EngineOptions, 'store'> {
   /** Where results are kept. Default: one in-memory store shared by the process. */
@@ -63,7 +67,8 @@ export function idempotent<I, R>(
 ): IdempotentFunction<I, R> {
   requireFunction('fn', fn);
   if (options === null || typeof options !== 'object')
-    throw new InvalidOptionsError('idempotent: options are required');
+    throw new InvalidOptionsError('idempotent: options are required ({ key, scope })');
+  knownOptions('idempotent', options, [...OWN_OPTION_NAMES, ...ENGINE_OPTION_NAMES]);
   const { store, key, scope, fingerprint, codec = structuredCodec, keep, waitMs, ...engineOptions } = options;
   requireFunction('key', key);
   optionalFunction('fingerprint', fingerprint);

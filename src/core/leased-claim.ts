@@ -1,0 +1,123 @@
+import type { Claim, CompleteOptions } from './claim.js';
+import { type EngineParts, seal } from './engine-parts.js';
+import { ClaimSettledError, isStoreUnavailableError, LeaseLostError } from './errors.js';
+import type { ReleaseReason } from './events.js';
+import type { LeaseKeeper } from './lease-keeper.js';
+import type { Outcome } from './record.js';
+import type { StoredOutcome } from './store.js';
+
+// Completing is the one call that must not give up easily: the effect already happened.
+const COMPLETE_RETRY_DELAYS_MS = [25, 100, 400];
+
+/**
+ * A claim on a plain store: its lease is kept alive by a `LeaseKeeper` while the code runs, and `complete` and
+ * `release` are fenced by the token in the store.
+ */
+export class LeasedClaim implements Claim {
+  readonly #parts: EngineParts;
+  readonly #keeper: LeaseKeeper;
+  readonly #retentionMs: number;
+  #settled = false;
+
+  constructor(
+    parts: EngineParts,
+    readonly key: string,
+    readonly token: number,
+    readonly attempt: number,
+    readonly takeover: boolean,
+    keeper: LeaseKeeper,
+    retentionMs: number,
+  ) {
+    this.#parts = parts;
+    this.#keeper = keeper;
+    this.#retentionMs = retentionMs;
+  }
+
+  get signal(): AbortSignal {
+    return this.#keeper.signal;
+  }
+
+  get deadline(): number {
+    return this.#keeper.deadline;
+  }
+
+  get settled(): boolean {
+    return this.#settled;
+  }
+
+  get transaction(): undefined {
+    return undefined;
+  }
+
+  async complete(outcome: Outcome, options?: CompleteOptions): Promise<void> {
+    this.#settle('complete');
+    const { key, token } = this;
+    const stored = await seal(this.#parts, key, outcome);
+    const retentionMs = options?.retentionMs ?? this.#retentionMs;
+    const { guard, emit } = this.#parts;
+    let unsure = false;
+    for (let retry = 0; ; retry++) {
+      try {
+        const result = await guard.call('complete', (store) =>
+          store.complete({ key, token, outcome: stored, retentionMs }),
+        );
+        // After a failed attempt, "fenced" may only mean that attempt went through and its reply was lost.
+        if (result.kind === 'fenced' && !(unsure && (await this.#completedByUs(stored)))) {
+          emit({ type: 'fenced', key, token, operation: 'complete' });
+          throw new LeaseLostError(token);
+        }
+        emit({ type: 'completed', key, token });
+        return;
+      } catch (error) {
+        const delay = COMPLETE_RETRY_DELAYS_MS[retry];
+        if (!isStoreUnavailableError(error) || error.outcomeStored || delay === undefined) throw error;
+        unsure = true;
+        await new Promise((resolve) => setTimeout(resolve, delay));
+      }
+    }
+  }
+
+  async release(reason: ReleaseReason = 'notKept'): Promise<void> {
+    this.#settle('release');
+    await releaseFenced(this.#parts, this.key, this.token, reason);
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    if (!this.#settled) await this.release('disposed');
+  }
+
+  #settle(attempted: 'complete' | 'release'): void {
+    if (this.#settled) throw new ClaimSettledError(this.token, attempted);
+    this.#settled = true;
+    this.#keeper.stop();
+  }
+
+  /** True when the record is completed under this claim's token: an earlier attempt of ours stored it. */
+  async #completedByUs(stored: StoredOutcome): Promise<boolean> {
+    const record = await this.#parts.guard.call('get', (store) => store.get(this.key));
+    return (
+      record?.state === 'completed' &&
+      record.token === this.token &&
+      record.outcome?.body.byteLength === stored.body.byteLength
+    );
+  }
+}
+
+/**
+ * Gives a key up if `token` still holds it. Never rejects: a release that cannot reach the store leaves the key
+ * to be taken over when its lease ends, and nothing is lost by waiting.
+ */
+export async function releaseFenced(
+  parts: EngineParts,
+  key: string,
+  token: number,
+  reason: ReleaseReason,
+): Promise<void> {
+  try {
+    const result = await parts.guard.call('release', (store) => store.release({ key, token }));
+    if (result.kind === 'fenced') parts.emit({ type: 'fenced', key, token, operation: 'release' });
+    else parts.emit({ type: 'released', key, token, reason });
+  } catch {
+    // See above: the lease ends on its own.
+  }
+}

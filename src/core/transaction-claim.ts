@@ -1,0 +1,104 @@
+import type { Claim, CompleteOptions } from './claim.js';
+import { type EngineParts, seal } from './engine-parts.js';
+import { ClaimSettledError, isOncelyError, LeaseLostError, StoreUnavailableError } from './errors.js';
+import type { ReleaseReason } from './events.js';
+import type { Outcome } from './record.js';
+import type { StoreTransaction } from './store.js';
+
+/**
+ * A claim in transactional mode: it owns an open store transaction (and its connection), so the key's record
+ * and the user's writes commit together on `complete` and roll back together on `release`, on dispose, or when
+ * the lease runs out with the claim still open (a forgotten claim must not hold a connection and row locks).
+ */
+export class TransactionClaim implements Claim {
+  readonly #parts: EngineParts;
+  readonly #transaction: StoreTransaction;
+  readonly #retentionMs: number;
+  readonly #controller = new AbortController();
+  readonly #timer: NodeJS.Timeout;
+  #settled = false;
+  #lost: LeaseLostError | undefined;
+
+  constructor(
+    parts: EngineParts,
+    readonly key: string,
+    readonly token: number,
+    readonly attempt: number,
+    readonly takeover: boolean,
+    transaction: StoreTransaction,
+    readonly deadline: number,
+    retentionMs: number,
+  ) {
+    this.#parts = parts;
+    this.#transaction = transaction;
+    this.#retentionMs = retentionMs;
+    const { signal } = transaction;
+    if (signal.aborted) this.#controller.abort(signal.reason);
+    else signal.addEventListener('abort', () => this.#controller.abort(signal.reason), { once: true });
+    this.#timer = setTimeout(() => void this.#expire(), Math.max(0, deadline - Date.now()));
+    this.#timer.unref();
+  }
+
+  get signal(): AbortSignal {
+    return this.#controller.signal;
+  }
+
+  get transaction(): unknown {
+    return this.#transaction.handle;
+  }
+
+  get settled(): boolean {
+    return this.#settled;
+  }
+
+  async complete(outcome: Outcome, options?: CompleteOptions): Promise<void> {
+    this.#settle('complete');
+    const { key, token } = this;
+    let stored: Awaited<ReturnType<typeof seal>>;
+    try {
+      stored = await seal(this.#parts, key, outcome);
+    } catch (error) {
+      await this.#transaction.rollback();
+      throw error;
+    }
+    try {
+      await this.#transaction.commit(stored, options?.retentionMs ?? this.#retentionMs);
+    } catch (error) {
+      const mapped = isOncelyError(error)
+        ? error
+        : new StoreUnavailableError(`${this.#parts.guard.storeName} commit failed`, { cause: error });
+      if (mapped.code === 'ONCELY_STORE_UNAVAILABLE')
+        this.#parts.emit({ type: 'storeError', operation: 'commit', error: mapped });
+      throw mapped;
+    }
+    this.#parts.emit({ type: 'completed', key, token });
+  }
+
+  async release(reason: ReleaseReason = 'notKept'): Promise<void> {
+    this.#settle('release');
+    await this.#transaction.rollback();
+    this.#parts.emit({ type: 'released', key: this.key, token: this.token, reason });
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    if (!this.#settled && this.#lost === undefined) await this.release('disposed');
+  }
+
+  #settle(attempted: 'complete' | 'release'): void {
+    // Rolled back at the deadline: the caller must learn its outcome was not stored, not that it settled twice.
+    if (this.#lost !== undefined) throw this.#lost;
+    if (this.#settled) throw new ClaimSettledError(this.token, attempted);
+    this.#settled = true;
+    clearTimeout(this.#timer);
+  }
+
+  async #expire(): Promise<void> {
+    if (this.#settled) return;
+    this.#settled = true;
+    const lost = new LeaseLostError(this.token);
+    this.#lost = lost;
+    this.#parts.emit({ type: 'leaseLost', key: this.key, token: this.token });
+    this.#controller.abort(lost);
+    await this.#transaction.rollback();
+  }
+}
