@@ -1,3 +1,4 @@
+import type { ReleaseReason } from './events.js';
 import type { Outcome } from './record.js';
 
 /** What user code gets while it owns a key. */
@@ -56,8 +57,9 @@ export interface Claim extends ExecutionContext {
   complete(outcome: Outcome, options?: CompleteOptions): Promise<void>;
   /**
    * Lets the key go without an outcome, so the next request with it runs again. Never rejects for the store's
-   * sake: a release that cannot reach the store leaves the key to be taken over when the lease ends.
+   * sake: a release that cannot reach the store leaves the key to be taken over when the lease ends. `reason` is
+   * reported in the `released` event (default `notKept`).
    */
-  release(): Promise<void>;
+  release(reason?: ReleaseReason): Promise<void>;
   [Symbol.asyncDispose](): Promise<void>;
 }

@@ -107,7 +107,7 @@ export class Engine {
       return { kind: 'replayed', outcome: begun.outcome, completedAt: begun.completedAt };
     if (begun.kind === 'inProgress') throw new InProgressError(begun.retryAfterMs, begun.attempt);
     if (begun.kind === 'mismatch') throw new FingerprintMismatchError();
-    const claim = begun.claim as LeasedClaim | TransactionClaim;
+    const { claim } = begun;
     let result: R;
     let verdict: Verdict;
     try {

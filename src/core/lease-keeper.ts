@@ -73,7 +73,10 @@ export class LeaseKeeper {
   #watch(): void {
     if (this.#stopped) return;
     const left = this.#deadline - Date.now();
-    if (left <= 0) return this.#lose();
+    if (left <= 0) {
+      this.#lose();
+      return;
+    }
     if (this.#watchdog !== undefined) clearTimeout(this.#watchdog);
     this.#watchdog = setTimeout(() => this.#watch(), left);
     this.#watchdog.unref();

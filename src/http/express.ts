@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { IdempotencyContext } from './context.js';
-import { HttpIdempotency } from './flow.js';
+import { type Finish, HttpIdempotency } from './flow.js';
 import { captureResponse, writeAnswer } from './node-response.js';
 import { nodeView, readBody } from './node-view.js';
 import { operationStatus } from './operation-status.js';
@@ -125,16 +125,26 @@ async function handle(
   if (start.kind === 'answer') return writeAnswer(res, start.answer);
   const running = start;
   res.locals.idempotency = running.context;
-  capture = captureResponse(res, (response) => running.respond(response));
+  // Express turns a handler's error into a 500 response, so every ending arrives here as a response.
+  const sent = captureResponse(res, (response) => {
+    running.respond(response).then((finish) => deliver(res, sent, finish), next);
+  });
+  capture = sent;
   next();
-  const finish = await running.finished;
+}
+
+/** Sends what the flow decided once the outcome is settled in the store. */
+function deliver(
+  res: ExpressResponseFields,
+  capture: ReturnType<typeof captureResponse>,
+  finish: Finish,
+): void {
   if (finish.kind === 'deferred') return;
   capture.restore();
-  // Express turns a handler's error into a 500 response, which arrives as a response: an error here is ours.
   if (finish.kind === 'error')
-    return writeAnswer(res, problemAnswer('handler-failed', 'the request failed; nothing was stored'), true);
-  if (!finish.original) return writeAnswer(res, finish.answer, true);
-  capture.send();
+    writeAnswer(res, problemAnswer('handler-failed', 'the request failed; nothing was stored'), true);
+  else if (!finish.original) writeAnswer(res, finish.answer, true);
+  else capture.send();
 }
 
 /** The route template when the middleware is mounted on a route (`app.post('/orders/:id', idem, …)`). */

@@ -139,12 +139,11 @@ const captureOnSend: onSendHookHandler = async function oncelyOnSend(request, re
   if (state === null || typeof state === 'number') return payload;
   (request as WithState)[STATE] = DONE;
   const body = await payloadBytes(payload);
-  state.respond({
+  const finish = await state.respond({
     status: reply.statusCode,
     headers: headerPairs(reply.getHeaders() as OutgoingHttpHeaders),
     body,
   });
-  const finish = await state.finished;
   if (finish.kind === 'send' && !finish.original) {
     for (const name of Object.keys(reply.getHeaders())) reply.removeHeader(name);
     reply.code(finish.answer.status);
@@ -162,7 +161,7 @@ const releaseUnsent: onResponseHookHandler = function oncelyOnResponse(request, 
   const state = (request as WithState)[STATE];
   if (state !== null && typeof state !== 'number') {
     (request as WithState)[STATE] = DONE;
-    state.fail(new Error('oncely/fastify: the reply was sent without passing onSend (hijacked?)'));
+    void state.fail(new Error('oncely/fastify: the reply was sent without passing onSend (hijacked?)'));
   }
   done();
 };

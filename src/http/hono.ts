@@ -85,8 +85,7 @@ export function idempotency(options: HonoIdempotencyOptions): HonoIdempotency {
       await next();
     } catch (error) {
       // Only without an onError handler does a handler's error get here; the key is released, Hono answers.
-      start.fail(error);
-      await start.finished;
+      await start.fail(error);
       throw error;
     }
     if (deferred) return;
@@ -98,8 +97,7 @@ export function idempotency(options: HonoIdempotencyOptions): HonoIdempotency {
       if (name !== 'set-cookie') headers.push([name, value]);
     });
     for (const cookie of response.headers.getSetCookie()) headers.push(['set-cookie', cookie]);
-    start.respond({ status: response.status, headers, body: bytes });
-    const finish = await start.finished;
+    const finish = await start.respond({ status: response.status, headers, body: bytes });
     if (finish.kind === 'send' && !finish.original) {
       // Reset first: assigning over an existing response would merge its headers into the problem answer.
       c.res = undefined;

@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { wholeNumber } from '../core/validate.js';
 import { answerForError } from './answers.js';
 import type { IdempotencyContext } from './context.js';
-import { HttpIdempotency } from './flow.js';
+import { type Finish, HttpIdempotency } from './flow.js';
 import { captureResponse, writeAnswer } from './node-response.js';
 import { nodeView, parseJsonBody, readBody } from './node-view.js';
 import { operationStatus } from './operation-status.js';
@@ -112,16 +112,25 @@ async function handle(
   if (start.kind === 'pass') return void invoke(handler, req, res, { body, idempotency: undefined });
   if (start.kind === 'answer') return writeAnswer(res, start.answer);
   const running = start;
-  capture = captureResponse(res, (response) => running.respond(response));
+  const sent = captureResponse(res, (response) => {
+    running.respond(response).then(
+      (finish) => deliver(res, sent, finish),
+      (error: unknown) => failed(res, error),
+    );
+  });
+  capture = sent;
   invoke(handler, req, res, { body, idempotency: running.context }).catch((error: unknown) =>
-    running.fail(error),
+    running.fail(error).then((finish) => deliver(res, sent, finish)),
   );
-  const finish = await running.finished;
+}
+
+/** Sends what the flow decided once the outcome is settled in the store. */
+function deliver(res: ServerResponse, capture: ReturnType<typeof captureResponse>, finish: Finish): void {
   if (finish.kind === 'deferred') return;
   capture.restore();
-  if (finish.kind === 'error') return failed(res, finish.error);
-  if (!finish.original) return writeAnswer(res, finish.answer, true);
-  capture.send();
+  if (finish.kind === 'error') failed(res, finish.error);
+  else if (!finish.original) writeAnswer(res, finish.answer, true);
+  else capture.send();
 }
 
 async function invoke(

@@ -1,0 +1,150 @@
+import type { Claim, CompleteOptions } from '../core/claim.js';
+import { InvalidOptionsError, isStoreUnavailableError } from '../core/errors.js';
+import type { ReleaseReason } from '../core/events.js';
+import type { Outcome } from '../core/record.js';
+import { acceptedAnswer, answerForError, replayAnswer } from './answers.js';
+import { type DeferredWork, deferredOutcome, HandlerContext, type IdempotencyContext } from './context.js';
+import type { LocalOutcomeCache } from './local-cache.js';
+import type { ResolvedRoute } from './options.js';
+import { storableHeaders } from './outcome-policy.js';
+import type { HttpAnswer } from './problem.js';
+
+/** What the adapter sends once the handler's outcome is settled in the store (stored before sent). */
+export type Finish =
+  /** Send `answer`; `original` says it is the handler's own response, still in the framework's hands. */
+  | { readonly kind: 'send'; readonly answer: HttpAnswer; readonly original: boolean }
+  /** `defer` already sent 202 Accepted; the work goes on in the background. */
+  | { readonly kind: 'deferred' }
+  /** The handler threw: let the framework's error handling answer (nothing is stored). */
+  | { readonly kind: 'error'; readonly error: unknown };
+
+/** Where the claim's outcome goes besides the store. */
+export interface RunningTarget {
+  readonly route: ResolvedRoute<unknown>;
+  readonly cache: LocalOutcomeCache | undefined;
+  readonly maxBodyBytes: number;
+}
+
+const DEFERRED: Finish = { kind: 'deferred' };
+
+/** A response as it is to be stored, with its own retention when the handler asked for one. */
+interface Kept {
+  readonly outcome: Outcome;
+  readonly options: CompleteOptions | undefined;
+}
+
+/**
+ * A request that owns its key: the handler runs with `context`, then the adapter hands its response to `respond`
+ * (or its error to `fail`), which completes or releases the claim and says what to send. Settled once; a
+ * deferred request settles in the background instead.
+ */
+export class Running<Sent> {
+  readonly kind = 'run';
+  readonly context: IdempotencyContext<Sent>;
+  readonly #handler: HandlerContext<Sent>;
+  readonly #target: RunningTarget;
+  readonly #claim: Claim;
+  readonly #id: string;
+  readonly #fingerprint: string;
+  #open = true;
+
+  constructor(
+    target: RunningTarget,
+    claim: Claim,
+    key: string,
+    id: string,
+    fingerprint: string,
+    accept: (answer: HttpAnswer) => Sent,
+  ) {
+    this.#target = target;
+    this.#claim = claim;
+    this.#id = id;
+    this.#fingerprint = fingerprint;
+    this.#handler = new HandlerContext(key, claim, (work) => this.#defer(work, accept));
+    this.context = this.#handler;
+  }
+
+  /** The handler answered: store the response (or let the key go), then send it. */
+  respond(response: Outcome): Promise<Finish> {
+    if (!this.#open) return Promise.resolve(DEFERRED);
+    this.#open = false;
+    const original: Finish = { kind: 'send', answer: response, original: true };
+    const kept = this.#kept(response);
+    if (kept === undefined) return this.#release('notKept').then(() => original);
+    return this.#claim.complete(kept.outcome, kept.options).then(
+      () => {
+        this.#remember(kept.outcome, kept.options?.retentionMs);
+        return original;
+      },
+      (error: unknown) => {
+        // The effect happened and the handler answered, but the store could not confirm the record: the client
+        // still gets the truth of this execution rather than a 503 that invites a duplicate under a new key.
+        if (isStoreUnavailableError(error)) return original;
+        const answer = answerForError(error);
+        return answer === undefined ? { kind: 'error', error } : { kind: 'send', answer, original: false };
+      },
+    );
+  }
+
+  /** The handler threw before answering: the key is released and the framework answers. */
+  fail(error: unknown): Promise<Finish> {
+    if (!this.#open) return Promise.resolve(DEFERRED);
+    this.#open = false;
+    return this.#release('error').then(() => ({ kind: 'error', error }));
+  }
+
+  /** The response as it is to be stored, or undefined when the route's policy or the handler says not to. */
+  #kept(response: Outcome): Kept | undefined {
+    const handler = this.#handler;
+    const { route } = this.#target;
+    if (handler.skipped || !route.keep(response.status)) return undefined;
+    const outcome: Outcome = {
+      status: response.status,
+      headers: storableHeaders(response.headers, route.keepHeaders),
+      body: response.body,
+    };
+    const retentionMs = handler.retentionMs;
+    return { outcome, options: retentionMs === undefined ? undefined : { retentionMs } };
+  }
+
+  #release(reason: ReleaseReason): Promise<void> {
+    return this.#claim.release(reason);
+  }
+
+  /** Sends 202 now and finishes `work` under the same claim; its answer is stored as the key's outcome. */
+  #defer(work: DeferredWork, accept: (answer: HttpAnswer) => Sent): Sent {
+    const longRunning = this.#target.route.longRunning;
+    if (longRunning === undefined)
+      throw new InvalidOptionsError('defer needs the longRunning option on this route');
+    if (!this.#open) throw new InvalidOptionsError('defer: this request has answered already');
+    this.#open = false;
+    const sent = accept(acceptedAnswer(longRunning.location(this.#id), longRunning.pollAfterMs));
+    void this.#finishDeferred(work);
+    return sent;
+  }
+
+  async #finishDeferred(work: DeferredWork): Promise<void> {
+    let kept: Kept | undefined;
+    try {
+      kept = this.#kept(deferredOutcome(await work(this.#claim)));
+    } catch {
+      await this.#release('error');
+      return;
+    }
+    if (kept === undefined) return this.#release('notKept');
+    try {
+      await this.#claim.complete(kept.outcome, kept.options);
+      this.#remember(kept.outcome, kept.options?.retentionMs);
+    } catch {
+      // Lost or unconfirmed: the status route answers from the store, which knows which it was.
+    }
+  }
+
+  #remember(outcome: Outcome, retentionMs: number | undefined): void {
+    const { cache, maxBodyBytes, route } = this.#target;
+    // A body over the cap replays from the store as "not retained"; the cache must not answer better than that.
+    if (cache === undefined || outcome.body.byteLength > maxBodyBytes) return;
+    const expiresAt = Date.now() + (retentionMs ?? route.retentionMs);
+    cache.remember(this.#id, this.#fingerprint, replayAnswer({ retained: true, outcome }), expiresAt);
+  }
+}
