@@ -140,7 +140,7 @@ export class Inbox<M, R = unknown> {
     this.#maxAttempts = wholeNumber('maxAttempts', maxAttempts, 5, { min: 1 });
     this.#onParked = onParked;
     this.#codec = codec;
-    this.#transactional = typeof (store as { runInTransaction?: unknown }).runInTransaction === 'function';
+    this.#transactional = typeof (store as { beginTransaction?: unknown }).beginTransaction === 'function';
   }
 
   /** The storage key of a message id (for `store.get` when inspecting). */
@@ -227,7 +227,7 @@ export class Inbox<M, R = unknown> {
             await this.#onParked?.(message, { messageId, attempts: attempts - 1 });
             return PARKED;
           }
-          return { value: await this.#handler(message, { ...context, messageId }) };
+          return { value: await this.#handler(message, inboxContext(context, messageId)) };
         },
         settle: (result) => ({
           keep: true,
@@ -258,4 +258,19 @@ export class Inbox<M, R = unknown> {
   #runsKey(key: string): string {
     return scopedKey('inbox-runs', key);
   }
+}
+
+/** The claim's context plus the message id; `signal` stays a getter, so no AbortController is made unless read. */
+function inboxContext(context: ExecutionContext, messageId: string): InboxContext {
+  return {
+    key: context.key,
+    token: context.token,
+    attempt: context.attempt,
+    takeover: context.takeover,
+    transaction: context.transaction,
+    messageId,
+    get signal() {
+      return context.signal;
+    },
+  };
 }
