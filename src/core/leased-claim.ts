@@ -4,7 +4,6 @@ import { ClaimSettledError, isStoreUnavailableError, LeaseLostError } from './er
 import type { ReleaseReason } from './events.js';
 import type { LeaseKeeper } from './lease-keeper.js';
 import type { Outcome } from './record.js';
-import type { StoredOutcome } from './store.js';
 
 // Completing is the one call that must not give up easily: the effect already happened.
 const COMPLETE_RETRY_DELAYS_MS = [25, 100, 400];
@@ -62,7 +61,7 @@ export class LeasedClaim implements Claim {
           store.complete({ key, token, outcome: stored, retentionMs }),
         );
         // After a failed attempt, "fenced" may only mean that attempt went through and its reply was lost.
-        if (result.kind === 'fenced' && !(unsure && (await this.#completedByUs(stored)))) {
+        if (result.kind === 'fenced' && !(unsure && (await this.#completedByUs()))) {
           emit({ type: 'fenced', key, token, operation: 'complete' });
           throw new LeaseLostError(token);
         }
@@ -93,13 +92,9 @@ export class LeasedClaim implements Claim {
   }
 
   /** True when the record is completed under this claim's token: an earlier attempt of ours stored it. */
-  async #completedByUs(stored: StoredOutcome): Promise<boolean> {
+  async #completedByUs(): Promise<boolean> {
     const record = await this.#parts.guard.call('get', (store) => store.get(this.key));
-    return (
-      record?.state === 'completed' &&
-      record.token === this.token &&
-      record.outcome?.body.byteLength === stored.body.byteLength
-    );
+    return record?.state === 'completed' && record.token === this.token;
   }
 }
 
