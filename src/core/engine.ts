@@ -140,11 +140,10 @@ export class Engine {
     const pending: Promise<StoreBegun> =
       this.store.beginTransaction === undefined
         ? guard.call('begin', (store) => store.begin(input), this.#onLateBegin(key))
-        : guard.call(
-            'begin',
-            (store) => store.beginTransaction!({ ...input, waitMs }),
-            this.#onLateBegin(key),
-          );
+        : // Not bounded by storeTimeoutMs: a transactional begin queues for a pooled connection and waits on the
+          // row lock of a concurrent transaction (up to `waitMs`), which is load, not an outage. The pool's own
+          // connection timeout and the claim's lock timeout bound it; a failure still counts for the breaker.
+          guard.call('begin', (store) => store.beginTransaction!({ ...input, waitMs }), undefined, false);
     return pending.then((result) => this.#begun(result, key, leaseMs, retentionMs, sentAt));
   }
 
@@ -227,8 +226,11 @@ export class Engine {
         this.#conflict(request.key, begun);
         return begun;
       }
-      await this.#waitForKey(request.key, Math.min(remaining, begun.retryAfterMs), pollMs);
-      pollMs = Math.min(pollMs * 2, POLL_MAX_MS);
+      // In transactional mode the next begin itself waits on the holder's row lock.
+      if (this.store.beginTransaction === undefined) {
+        await this.#waitForKey(request.key, Math.min(remaining, begun.retryAfterMs), pollMs);
+        pollMs = Math.min(pollMs * 2, POLL_MAX_MS);
+      }
       begun = await this.#beginOnce(request, Math.max(0, deadline - Date.now()));
     }
     return begun;

@@ -43,8 +43,14 @@ export class StoreGuard {
    *
    * `onLate` receives an answer that arrives after the caller was told the call timed out: a `begin` that
    * claimed the key after its caller gave up must be released, or the key stays held for a whole lease.
+   * `timed: false` leaves the call unbounded here, for calls whose waiting is bounded by the store itself.
    */
-  call<T>(operation: string, run: (store: Store) => Promise<T>, onLate?: (result: T) => void): Promise<T> {
+  call<T>(
+    operation: string,
+    run: (store: Store) => Promise<T>,
+    onLate?: (result: T) => void,
+    timed = true,
+  ): Promise<T> {
     const breaker = this.#breaker;
     if (breaker !== undefined && !breaker.tryAcquire()) {
       return Promise.reject(
@@ -53,7 +59,7 @@ export class StoreGuard {
     }
     return new Promise<T>((resolve, reject) => {
       let settled = false;
-      const deadline = this.#deadlines.add(() => {
+      const expire = () => {
         settled = true;
         reject(
           this.#failed(
@@ -63,7 +69,8 @@ export class StoreGuard {
             ),
           ),
         );
-      });
+      };
+      const deadline = timed ? this.#deadlines.add(expire) : undefined;
       let pending: Promise<T>;
       try {
         pending = run(this.#store);
@@ -77,13 +84,13 @@ export class StoreGuard {
             if (onLate !== undefined) onLate(result);
             return;
           }
-          this.#deadlines.cancel(deadline);
+          if (deadline !== undefined) this.#deadlines.cancel(deadline);
           breaker?.onSuccess();
           resolve(result);
         },
         (error: unknown) => {
           if (settled) return;
-          this.#deadlines.cancel(deadline);
+          if (deadline !== undefined) this.#deadlines.cancel(deadline);
           reject(this.#failed(operation, error));
         },
       );
