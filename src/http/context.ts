@@ -106,7 +106,7 @@ export class HandlerContext<Sent> implements IdempotencyContext<Sent> {
 /** A deferred handler's answer as an outcome: bytes and header pairs, JSON serialized once. */
 export function deferredOutcome(response: DeferredResponse): Outcome {
   if (response === null || typeof response !== 'object' || !Number.isInteger(response.status)) {
-    throw new TypeError('oncely: a deferred handler must resolve with { status, headers?, body? | json? }');
+    throw new InvalidOptionsError('defer: the work must resolve with { status, headers?, body? | json? }');
   }
   const headers: [string, string][] = [];
   const given = response.headers ?? [];

@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { InvalidOptionsError } from '../core/errors.js';
 import { wholeNumber } from '../core/validate.js';
 import { answerForError } from './answers.js';
 import type { IdempotencyContext } from './context.js';
@@ -63,7 +64,7 @@ export function idempotency(options: NodeIdempotencyOptions): NodeIdempotency {
 
   const wrap = (handler: NodeHandler): NodeListener => {
     if (typeof handler !== 'function')
-      throw new TypeError('oncely/node: wrap a function (req, res, extras) => …');
+      throw new InvalidOptionsError('oncely/node: wrap a function (req, res, extras) => …');
     return function idempotentListener(req, res) {
       if (!flow.handles(req.method ?? 'GET')) {
         return void invoke(handler, req, res, { body: undefined, idempotency: undefined });

@@ -228,7 +228,7 @@ function resolveScope<Req>(
   return (view) => {
     const value = scope(view.request);
     // A scope that is not a string would silently merge records; fail this request loudly instead.
-    if (typeof value !== 'string') throw new TypeError('oncely: the scope function must return a string');
+    if (typeof value !== 'string') throw new InvalidOptionsError('scope: the function must return a string');
     return `custom\n${value}`;
   };
 }
