@@ -1,10 +1,12 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  Engine,
   FingerprintMismatchError,
   InProgressError,
   idempotent,
   isStoreUnavailableError,
+  LeaseLostError,
   type OncelyEvent,
   scopedKey,
 } from '../../src/index.js';
@@ -348,5 +350,48 @@ describe('transactional mode', () => {
     await pay(1);
     await pay(1);
     expect(events).toEqual(['acquired', 'completed', 'replayed']);
+  });
+});
+
+describe('a transactional claim owns its transaction', () => {
+  const insert = (claim: { transaction?: unknown }, id: string) =>
+    transactionOf(claim).query(`INSERT INTO ${payments} (id, cents) VALUES ($1, 1)`, [id]);
+
+  it('rolls the writes and the claim back when disposed unsettled; the key is free again', async () => {
+    const engine = new Engine({ store: store.transactional() });
+    const id = `dispose-${Date.now()}`;
+    await (async () => {
+      const begun = await engine.begin({ key: id, fingerprint: 'f' });
+      if (begun.kind !== 'acquired') throw new Error(`expected acquired, got ${begun.kind}`);
+      await using claim = begun.claim;
+      await insert(claim, id);
+    })();
+    expect(await rowsFor(id)).toBe(0);
+    const again = await engine.begin({ key: id, fingerprint: 'f' });
+    expect(again.kind).toBe('acquired');
+    if (again.kind === 'acquired') {
+      await insert(again.claim, id);
+      await again.claim.complete({ status: 201, headers: [], body: Buffer.from('ok') });
+    }
+    expect(await rowsFor(id)).toBe(1);
+  });
+
+  it('rolls back at the lease end when never settled: the signal aborts, complete is refused, nothing commits', async () => {
+    const engine = new Engine({ store: store.transactional(), leaseMs: 300 });
+    const id = `expire-${Date.now()}`;
+    const begun = await engine.begin({ key: id, fingerprint: 'f' });
+    if (begun.kind !== 'acquired') throw new Error(`expected acquired, got ${begun.kind}`);
+    const { claim } = begun;
+    await insert(claim, id);
+    await new Promise((resolve) => claim.signal.addEventListener('abort', resolve));
+    expect(Date.now()).toBeLessThanOrEqual(claim.deadline + 50);
+    expect(claim.signal.reason).toBeInstanceOf(LeaseLostError);
+    await expect(
+      claim.complete({ status: 201, headers: [], body: Buffer.from('late') }),
+    ).rejects.toBeInstanceOf(LeaseLostError);
+    expect(await rowsFor(id)).toBe(0);
+    const retry = await engine.begin({ key: id, fingerprint: 'f' });
+    expect(retry.kind).toBe('acquired');
+    if (retry.kind === 'acquired') await retry.claim.release();
   });
 });
