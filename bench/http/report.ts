@@ -62,7 +62,10 @@ function latencyRow(latency: LatencySummary): string {
   return `| ${latency.framework} | ${latency.variant} | ${fixed(latency.rate)}/s | ${ms(latency.p50BaselineUs)} → ${ms(latency.p50LayerUs)} | ${ms(latency.p99BaselineUs)} → ${ms(latency.p99LayerUs)} | **${signed(added / 1000, 2)}**${goal} | ${latency.failures} |`;
 }
 
-/** The `http` section of docs/benchmarks.md. */
+/**
+ * The `http` section of docs/benchmarks.md. The chart is linked by its repository URL: docs/ ships in the package
+ * and bench/ does not, so a relative link would be dead for every reader outside GitHub.
+ */
 export function report(
   summaries: readonly Summary[],
   latencies: readonly LatencySummary[],
@@ -104,7 +107,7 @@ requests for each of 20 keys, executions counted by the handler.
 | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |
 ${rows.join('\n')}
 
-![Throughput ratio per adapter and workload](../bench/http/chart.svg)
+![Throughput ratio per adapter and workload](https://raw.githubusercontent.com/oncely/oncely/main/bench/http/chart.svg)
 
 **Latency below saturation.** At saturation (the table above) latency is concurrency divided by throughput, so
 its p99 only restates the ratio. What the layer adds to one request shows at a rate the servers keep up with:
