@@ -186,7 +186,8 @@ describe('every adapter and store serves real requests from the installed packag
   });
 });
 
-describe('TypeScript consumers of the installed package', () => {
+// Each case is one tsc run over every peer's declarations: seconds of CPU, more on a loaded machine.
+describe('TypeScript consumers of the installed package', { timeout: 180_000 }, () => {
   const [, next] = compilers;
 
   it.for(compilers)('$name is the compiler it claims to be', async ({ tsc, major }, { expect }) => {

@@ -57,8 +57,9 @@ export function describeRun(result: RunResult): string {
 }
 
 /**
- * The environment without what `npm test` adds for the repository (npm_package_*, npm_lifecycle_*, the
- * repository's node_modules/.bin on PATH): a fixture app must see a user's machine, not this repo.
+ * The environment without what `npm test` adds for the repository (npm_package_*, npm_lifecycle_*, its prefix,
+ * which a child npm could take for where to install, and the repository's node_modules/.bin on PATH): a fixture
+ * app must see a user's machine, not this repo.
  */
 export function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
@@ -66,6 +67,7 @@ export function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv 
     if (name.startsWith('npm_package_') || name.startsWith('npm_lifecycle_') || name === 'NODE_PATH')
       continue;
     if (name.startsWith('VITEST') || name === 'NODE_OPTIONS') continue;
+    if (name === 'npm_config_prefix' || name === 'npm_config_local_prefix') continue;
     env[name] = value;
   }
   env.PATH = (process.env.PATH ?? '')
