@@ -1,3 +1,6 @@
+// This file's declarations use AbortSignal: the directive, kept in its .d.ts, loads it from @types/node for Node
+// projects without the DOM lib whose tsconfig does not list @types/node (TypeScript 6+ lists none by default).
+/// <reference types="node" preserve="true" />
 /**
  * The Store contract: the few atomic primitives every backend implements. Policy (leases, renewal, outcome
  * rules, compression, timeouts) lives in the engine; a store only makes each transition of the state machine

@@ -1,3 +1,6 @@
+// This file's declarations use AbortSignal: the directive, kept in its .d.ts, loads it from @types/node for Node
+// projects without the DOM lib whose tsconfig does not list @types/node (TypeScript 6+ lists none by default).
+/// <reference types="node" preserve="true" />
 import type { ExecutionContext } from '../core/claim.js';
 import { InvalidOptionsError } from '../core/errors.js';
 import type { Outcome } from '../core/record.js';

@@ -31,8 +31,13 @@ export type { IdempotencyContext } from './context.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
-    /** Opt this route in to oncely (`true`), optionally with its own route options. */
-    idempotency?: boolean | RouteOptions<FastifyRequest>;
+    /**
+     * Opt this route in to oncely (`true`), optionally with its own route options. (`& object`: Fastify infers a
+     * route's config type from the literal and intersects it with this one; route options alone are all optional,
+     * and `'yes' & RouteOptions` would be a valid type, so a string or a number passed the check. `& object` makes
+     * that intersection `never`, and the wrong value an error.)
+     */
+    idempotency?: boolean | (RouteOptions<FastifyRequest> & object);
   }
   interface FastifyRequest {
     /** oncely's context while this request owns its idempotency key; null otherwise. */

@@ -115,7 +115,7 @@ export function idempotency(options: HonoIdempotencyOptions): HonoIdempotency {
 function viewOf(c: Context, body: Uint8Array): RequestView<Context> {
   const url = c.req.url;
   const pathStart = url.indexOf('/', url.indexOf('//') + 2);
-  const template = routePath(c, -1);
+  const template = routeTemplate(c);
   return {
     request: c,
     method: c.req.method,
@@ -167,4 +167,21 @@ function rebuilt(original: Response, body: Uint8Array): Response {
 
 function tooLarge(limit: number): Response {
   return toResponse(problemAnswer('body-too-large', `the body exceeds ${limit} bytes`));
+}
+
+/**
+ * The route template of the last matched handler. `hono/route` reads a Symbol private to the build of Hono it is
+ * loaded from; this module is ESM, so it always gets the ESM helper, while a CommonJS app (`require('hono')`, or
+ * TypeScript compiled to CommonJS) builds its requests with Hono's CJS copy, which carries the other Symbol: the
+ * helper then throws on every request. The request's own `matchedRoutes` (deprecated in Hono 4, still there) is of
+ * the app's copy whichever it is.
+ */
+function routeTemplate(c: Context): string {
+  try {
+    return routePath(c, -1);
+  } catch (error) {
+    const routes = (c.req as { readonly matchedRoutes?: readonly { readonly path: string }[] }).matchedRoutes;
+    if (routes === undefined) throw error;
+    return routes.at(-1)?.path ?? '';
+  }
 }

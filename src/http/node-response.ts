@@ -1,3 +1,6 @@
+// This file's declarations use Node's types (Buffer, node:*): the directive, kept in its .d.ts, loads @types/node
+// for users whose tsconfig does not list it (TypeScript 6+ includes no @types by default). See docs/install.md.
+/// <reference types="node" preserve="true" />
 import { type OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import type { Outcome } from '../core/record.js';
 import type { HeaderPairs } from '../core/store.js';

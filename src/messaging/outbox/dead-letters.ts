@@ -1,3 +1,6 @@
+// This file's declarations use Node's types (Buffer, node:*): the directive, kept in its .d.ts, loads @types/node
+// for users whose tsconfig does not list it (TypeScript 6+ includes no @types by default). See docs/install.md.
+/// <reference types="node" preserve="true" />
 import { InvalidOptionsError } from '../../core/errors.js';
 import { knownOptions, wholeNumber } from '../../core/validate.js';
 import { NOTIFY_CHANNEL, outboxTable, type Queryable, type SchemaOptions } from './table.js';

@@ -1,0 +1,42 @@
+/**
+ * Every public entry point of the package and the peer packages its docs page tells a user to install for it
+ * (docs/adapters/*.md, docs/stores/*.md, docs/messaging/*.md). The package test installs each group alone, so a
+ * subpath that needs anything more than this list — an undeclared dependency such as `fastify-plugin` once was —
+ * fails to import there. The test also checks this table against package.json `exports` and `peerDependencies`,
+ * so a new subpath or peer cannot be left out of it.
+ */
+export const SUBPATH_PEERS: Readonly<Record<string, readonly string[]>> = {
+  oncely: [],
+  'oncely/node': [],
+  'oncely/store': [],
+  'oncely/redis': ['ioredis'],
+  'oncely/redis-streams': ['ioredis'],
+  'oncely/postgres': ['pg'],
+  'oncely/outbox': ['pg'],
+  'oncely/express': ['express'],
+  'oncely/fastify': ['fastify'],
+  'oncely/hono': ['hono'],
+  'oncely/rabbitmq': ['amqplib'],
+  'oncely/nats': ['@nats-io/jetstream', '@nats-io/nats-core'],
+  'oncely/testing': ['fast-check'],
+};
+
+/**
+ * What the full fixture app installs besides the peers: the packages the docs' examples use around oncely
+ * (`@hono/node-server` to serve Hono on Node, `@nats-io/transport-node` to connect to NATS) and the type packages a
+ * TypeScript user adds for the peers that ship none.
+ */
+export const DOC_EXTRAS = ['@hono/node-server', '@nats-io/transport-node'] as const;
+export const TYPE_PACKAGES = ['@types/node', '@types/express', '@types/pg', '@types/amqplib'] as const;
+
+/** Subpaths grouped by identical peer lists: one install per group. */
+export function peerGroups(): { peers: readonly string[]; subpaths: string[] }[] {
+  const groups = new Map<string, { peers: readonly string[]; subpaths: string[] }>();
+  for (const [subpath, peers] of Object.entries(SUBPATH_PEERS)) {
+    const id = [...peers].sort().join(' ');
+    const group = groups.get(id) ?? { peers, subpaths: [] };
+    group.subpaths.push(subpath);
+    groups.set(id, group);
+  }
+  return [...groups.values()];
+}
