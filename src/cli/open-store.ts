@@ -1,7 +1,10 @@
 import type { Pool } from 'pg';
+import { isInvalidOptionsError } from '../core/errors.js';
 import type { Store } from '../core/store.js';
 import { MemoryStore } from '../stores/memory.js';
 import { UsageError } from './errors.js';
+import { openPool } from './postgres-pool.js';
+import { openRedisClient } from './redis-client.js';
 
 export const STORE_KINDS = ['memory', 'redis', 'postgres'] as const;
 export type StoreKind = (typeof STORE_KINDS)[number];
@@ -36,17 +39,18 @@ export async function openStore(kind: StoreKind, options: StoreLocation = {}): P
 }
 
 async function openRedis(prefix: string | undefined): Promise<OpenedStore> {
-  const url = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
-  const { Redis } = await requirePeer<typeof import('ioredis')>('ioredis');
+  const { client, url } = await openRedisClient();
   const { RedisStore } = await import('../stores/redis/index.js');
-  const client = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 1 });
-  await client.connect().catch((error: Error) => {
+  let store: InstanceType<typeof RedisStore>;
+  try {
+    store = new RedisStore({ client, ...(prefix === undefined ? {} : { prefix }) });
+  } catch (error) {
+    // The connected client would keep the process alive after the message.
     client.disconnect();
-    throw new UsageError(
-      `cannot reach Redis at ${url} (${error.message}); set REDIS_URL or start redis-server`,
-    );
-  });
-  const store = new RedisStore({ client, ...(prefix === undefined ? {} : { prefix }) });
+    if (isInvalidOptionsError(error))
+      throw new UsageError(`--prefix "${prefix}" is not valid: ${error.message}`);
+    throw error;
+  }
   return {
     store,
     description: `redis ${url}`,
@@ -58,33 +62,22 @@ async function openRedis(prefix: string | undefined): Promise<OpenedStore> {
 }
 
 async function openPostgres(schema: string | undefined): Promise<OpenedStore> {
-  const url = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
-  const pg = await requirePeer<typeof import('pg')>('pg');
-  const { PostgresStore } = await import('../stores/postgres/index.js');
-  const pool = new pg.default.Pool({ connectionString: url, max: 20 });
-  await pool.query('select 1').catch(async (error: Error) => {
-    await pool.end();
-    throw new UsageError(
-      `cannot reach PostgreSQL at ${url} (${error.message}); set DATABASE_URL or start PostgreSQL`,
-    );
-  });
-  const store = new PostgresStore({ pool, ...(schema === undefined ? {} : { schema }) });
-  await store.migrate();
-  return {
-    store,
-    pool,
-    description: `postgres ${url.replace(/:[^:@/]*@/, ':***@')}`,
-    close: async () => {
-      await store.close?.();
-      await pool.end();
-    },
-  };
-}
-
-async function requirePeer<T>(name: string): Promise<T> {
+  const { pool, url } = await openPool({ max: 20 });
   try {
-    return (await import(name)) as T;
-  } catch {
-    throw new UsageError(`this store needs the "${name}" package: npm install ${name}`);
+    const { PostgresStore } = await import('../stores/postgres/index.js');
+    const store = new PostgresStore({ pool, ...(schema === undefined ? {} : { schema }) });
+    await store.migrate();
+    return {
+      store,
+      pool,
+      description: `postgres ${url}`,
+      close: async () => {
+        await store.close?.();
+        await pool.end();
+      },
+    };
+  } catch (error) {
+    await pool.end();
+    throw error;
   }
 }
