@@ -36,6 +36,15 @@ describe('CLI connections: bad URLs and unreachable stores get one clear line', 
     );
   });
 
+  it('an empty DATABASE_URL means the documented localhost default, as unset does', async () => {
+    const result = await oncely(['stats', '--store', 'postgres', '--schema', 'oncely_cli_never_made'], {
+      DATABASE_URL: '',
+    });
+    // Either the default database answers (no such table) or it is down here; both name the default URL.
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/postgres:\/\/postgres@127\.0\.0\.1:5432\/test/);
+  });
+
   it('an unreachable PostgreSQL or Redis fails with exit 1 and no driver noise', async () => {
     const port = await freePort();
     expectCleanFailure(

@@ -28,7 +28,8 @@ export async function demo(argv: readonly string[]): Promise<void> {
   });
   const kind = choiceOption('store', values.store, STORE_KINDS, 'memory');
   const processingMs = intOption('processing-ms', values['processing-ms'], 50, 0, 60_000);
-  const opened = await openStore(kind);
+  // The demo is a sandbox: it creates its tables, the one command besides migrate that does.
+  const opened = await openStore(kind, { migrate: true });
   const { pool } = opened;
   const { startPaymentsServer } = await loadPaymentsServer();
   const postgres = pool === undefined ? {} : { postgres: { pool } };

@@ -1,0 +1,114 @@
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Engine, type Outcome, scopedKey } from '../../src/index.js';
+import { PostgresStore } from '../../src/stores/postgres/index.js';
+import { requireService, services } from '../support/services.js';
+import { expectCleanFailure, oncely } from './support/cli.js';
+
+const hex = () => randomBytes(4).toString('hex');
+const outcome: Outcome = {
+  status: 201,
+  headers: [['content-type', 'application/json']],
+  body: Buffer.from('{"id":"pay_cli"}'),
+};
+
+describe('CLI on PostgreSQL: where the tables are, and never creating them by accident', () => {
+  const schema = `oncely_cli_pg_${hex()}`;
+  const created = [schema];
+  let pool: pg.Pool;
+
+  beforeAll(async () => {
+    await requireService('postgres');
+    pool = new pg.Pool({ connectionString: services.postgres.url, max: 2 });
+    expect((await oncely(['migrate', '--schema', schema])).code).toBe(0);
+  });
+
+  afterAll(async () => {
+    for (const name of created) await pool.query(`DROP SCHEMA IF EXISTS "${name}" CASCADE`);
+    await pool.end();
+  });
+
+  const schemaExists = async (name: string) =>
+    (await pool.query('SELECT 1 FROM information_schema.schemata WHERE schema_name = $1', [name]))
+      .rowCount === 1;
+  const tablesOf = async (name: string) =>
+    (
+      await pool.query<{ table_name: string }>(
+        'SELECT table_name FROM information_schema.tables WHERE table_schema = $1 ORDER BY 1',
+        [name],
+      )
+    ).rows.map((row) => row.table_name);
+
+  it('stats, inspect and purge on a missing schema fail with the migrate hint (exit 1) and create nothing', async () => {
+    const missing = `oncely_cli_missing_${hex()}`;
+    created.push(missing); // dropped after the test should the guard ever break
+    for (const command of [['stats'], ['inspect', '--hashed', 'x'], ['purge']]) {
+      expectCleanFailure(
+        await oncely([...command, '--store', 'postgres', '--schema', missing]),
+        1,
+        new RegExp(
+          `there is no table "${missing}"."oncely_keys" in postgres://\\S+; run: oncely migrate --schema ${missing}$`,
+          'm',
+        ),
+      );
+    }
+    expect(await schemaExists(missing)).toBe(false);
+  });
+
+  it('a missing table in an existing schema fails with a hint that carries --table, and creates nothing', async () => {
+    for (const command of [['stats'], ['inspect', '--hashed', 'x'], ['purge']]) {
+      expectCleanFailure(
+        await oncely([...command, '--store', 'postgres', '--schema', schema, '--table', 'no such keys']),
+        1,
+        new RegExp(`run: oncely migrate --schema ${schema} --table 'no such keys'$`, 'm'),
+      );
+    }
+    expect(await tablesOf(schema)).toEqual(['oncely_keys', 'oncely_outbox']);
+  });
+
+  it('--schema and --table pick the keys table for migrate, stats, inspect and purge alike', async () => {
+    expect((await oncely(['migrate', '--schema', schema, '--table', 'custom_keys'])).code).toBe(0);
+    expect(await tablesOf(schema)).toEqual(['custom_keys', 'oncely_keys', 'oncely_outbox']);
+    const store = new PostgresStore({ pool, schema, table: 'custom_keys', listen: false });
+    await new Engine({ store }).execute({
+      key: scopedKey('POST /payments', 'order-9'),
+      fingerprint: 'f',
+      run: async () => outcome,
+      settle: (o) => ({ keep: true, outcome: o }),
+    });
+    const at = ['--store', 'postgres', '--schema', schema, '--table', 'custom_keys'];
+    expect((await oncely(['stats', ...at])).stdout).toMatch(/postgres \S+\s+1\s+0\s+1\s+0\s/);
+    const shown = await oncely(['inspect', ...at, '--scope', 'POST /payments', '--key', 'order-9']);
+    expect(shown.stdout).toMatch(/state\s+completed/);
+    expect(shown.stdout).toContain('{"id":"pay_cli"}');
+    for (const key of ['x', 'y']) {
+      const begun = await store.begin({ key, fingerprint: 'f', leaseMs: 1_000, retentionMs: 1 });
+      expect(begun.kind).toBe('acquired');
+    }
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect((await oncely(['purge', ...at])).stdout).toMatch(/removed 2 expired records/);
+    // the default table of the schema was not the one looked at
+    expect((await oncely(['stats', '--store', 'postgres', '--schema', schema])).stdout).toMatch(
+      /postgres \S+\s+0\s+0\s+0\s+0\s/,
+    );
+  });
+
+  it('flags of the other store are usage errors that say where they belong', async () => {
+    expectCleanFailure(
+      await oncely(['stats', '--store', 'redis', '--table', 'keys']),
+      2,
+      /--schema and --table go with --store postgres; Redis takes --prefix/,
+    );
+    expectCleanFailure(
+      await oncely(['inspect', '--store', 'postgres', '--prefix', 'p', '--hashed', 'x']),
+      2,
+      /--prefix goes with --store redis; PostgreSQL takes --schema and --table/,
+    );
+    expectCleanFailure(
+      await oncely(['stats', '--store', 'postgres', '--schema', '']),
+      2,
+      /--schema "" is not valid/,
+    );
+  });
+});
