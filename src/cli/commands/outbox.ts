@@ -21,14 +21,19 @@ oncely outbox purge [--older-than-ms 3600000]
   removed in bounded batches.`;
 
 export async function outboxCommand(argv: readonly string[]): Promise<void> {
-  const { values, positionals } = parseOptions('outbox', argv, {
-    schema: { type: 'string' },
-    topic: { type: 'string' },
-    limit: { type: 'string' },
-    id: { type: 'string', multiple: true },
-    all: { type: 'boolean' },
-    'older-than-ms': { type: 'string' },
-  });
+  const { values, positionals } = parseOptions(
+    'outbox',
+    argv,
+    {
+      schema: { type: 'string' },
+      topic: { type: 'string' },
+      limit: { type: 'string' },
+      id: { type: 'string', multiple: true },
+      all: { type: 'boolean' },
+      'older-than-ms': { type: 'string' },
+    },
+    { positionals: ['action'] },
+  );
   const [action] = positionals;
   const schema = values.schema ? { schema: values.schema } : {};
   const { pool } = await openPool();
