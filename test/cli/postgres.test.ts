@@ -94,7 +94,7 @@ describe('CLI on PostgreSQL: where the tables are, and never creating them by ac
     );
   });
 
-  it('flags of the other store are usage errors that say where they belong', async () => {
+  it('flags of the other store, and --table on the outbox, are usage errors that say where they belong', async () => {
     expectCleanFailure(
       await oncely(['stats', '--store', 'redis', '--table', 'keys']),
       2,
@@ -106,9 +106,93 @@ describe('CLI on PostgreSQL: where the tables are, and never creating them by ac
       /--prefix goes with --store redis; PostgreSQL takes --schema and --table/,
     );
     expectCleanFailure(
+      await oncely(['outbox', 'stats', '--table', 'events']),
+      2,
+      /outbox: unknown option --table \(the outbox table is always oncely_outbox; --schema picks where it is\)/,
+    );
+    expectCleanFailure(
       await oncely(['stats', '--store', 'postgres', '--schema', '']),
       2,
       /--schema "" is not valid/,
     );
+  });
+
+  it('outbox commands on a missing schema fail with the migrate hint (exit 1) and create nothing', async () => {
+    const missing = `oncely_cli_missing_${hex()}`;
+    created.push(missing);
+    for (const action of [['stats'], ['dead'], ['purge'], ['replay', '--all'], ['discard', '--id', '1']]) {
+      expectCleanFailure(
+        await oncely(['outbox', ...action, '--schema', missing]),
+        1,
+        new RegExp(
+          `there is no table "${missing}".oncely_outbox in \\S+; run: oncely migrate --schema ${missing}$`,
+          'm',
+        ),
+      );
+    }
+    expect(await schemaExists(missing)).toBe(false);
+  });
+
+  it('outbox replay and discard: a malformed id is a usage error; an id that is no dead letter fails naming it', async () => {
+    for (const id of ['abc', '-1', '0', '1.5', '99999999999999999999', '9223372036854775808']) {
+      expectCleanFailure(
+        await oncely(['outbox', 'replay', '--schema', schema, `--id=${id}`]),
+        2,
+        new RegExp(
+          `outbox replay: --id takes the numeric id of a dead letter .*, got "${id.replace('.', '\\.')}"`,
+        ),
+      );
+    }
+    expectCleanFailure(
+      await oncely(['outbox', 'discard', '--id', '1', '--all']),
+      2,
+      /give --id or --all, not both/,
+    );
+    expectCleanFailure(
+      await oncely(['outbox', 'replay', '--id', '1', '--topic', 't']),
+      2,
+      /--topic goes with --all/,
+    );
+    expectCleanFailure(
+      await oncely(['outbox', 'frob']),
+      2,
+      /outbox: unknown action "frob"; actions: stats, /,
+    );
+    expectCleanFailure(
+      await oncely(['outbox', 'replay', '--all', '--topic', '']),
+      2,
+      /--topic must not be empty/,
+    );
+
+    const dead = async () =>
+      (
+        await pool.query<{ id: string }>(
+          `INSERT INTO "${schema}".oncely_outbox (topic, payload, content_type, state, attempts, dead_at)
+           VALUES ('payment.created', '\\x7b7d', 'application/json', 2, 10, now()) RETURNING id::text AS id`,
+        )
+      ).rows[0]!.id;
+    const first = await dead();
+    const replayed = await oncely(['outbox', 'replay', '--schema', schema, '--id', first, '--id', '424242']);
+    expect(replayed.stdout).toBe('replayed 1 dead letters\n');
+    expectCleanFailure(
+      replayed,
+      1,
+      /outbox replay: not dead letters \(unknown ids, or replayed or discarded already\): 424242;/,
+    );
+    // replayed, it is pending now: discarding it is refused by name, and it stays
+    expectCleanFailure(
+      await oncely(['outbox', 'discard', '--schema', schema, '--id', first]),
+      1,
+      new RegExp(`not dead letters .*: ${first};`),
+    );
+    const second = await dead();
+    expect(await oncely(['outbox', 'discard', '--schema', schema, '--id', second])).toEqual({
+      code: 0,
+      stdout: 'discarded 1 dead letters\n',
+      stderr: '',
+    });
+    expect(
+      (await pool.query(`SELECT id::text, state FROM "${schema}".oncely_outbox ORDER BY id`)).rows,
+    ).toEqual([{ id: first, state: 0 }]);
   });
 });
