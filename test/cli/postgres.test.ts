@@ -115,6 +115,12 @@ describe('CLI on PostgreSQL: where the tables are, and never creating them by ac
       2,
       /--schema "" is not valid/,
     );
+    expectCleanFailure(
+      await oncely(['migrate', '--schema', 'two words']),
+      2,
+      /--schema "two words" is not valid/,
+    );
+    expect(await schemaExists('two words')).toBe(false);
   });
 
   it('outbox commands on a missing schema fail with the migrate hint (exit 1) and create nothing', async () => {
@@ -195,4 +201,44 @@ describe('CLI on PostgreSQL: where the tables are, and never creating them by ac
       (await pool.query(`SELECT id::text, state FROM "${schema}".oncely_outbox ORDER BY id`)).rows,
     ).toEqual([{ id: first, state: 0 }]);
   });
+
+  it('migrate --print prints the keys and outbox DDL, and running it builds exactly what migrate builds', async () => {
+    const printedSchema = `oncely_cli_printed_${hex()}`;
+    const migratedSchema = `oncely_cli_migrated_${hex()}`;
+    created.push(printedSchema, migratedSchema);
+    const printed = await oncely(['migrate', '--print', '--schema', printedSchema, '--table', 'keys']);
+    expect(printed.code).toBe(0);
+    expect(printed.stdout).toContain(`CREATE TABLE IF NOT EXISTS "${printedSchema}"."keys"`);
+    expect(printed.stdout).toContain(`CREATE TABLE IF NOT EXISTS "${printedSchema}".oncely_outbox`);
+    expect(await schemaExists(printedSchema)).toBe(false); // --print only prints
+    await pool.query(printed.stdout);
+    await pool.query(printed.stdout); // idempotent, like migrate
+    expect((await oncely(['migrate', '--schema', migratedSchema, '--table', 'keys'])).code).toBe(0);
+    expect(await catalog(pool, printedSchema)).toEqual(await catalog(pool, migratedSchema));
+  });
 });
+
+/** Tables, columns, constraints, indexes and storage settings of a schema, with the schema's name taken out. */
+async function catalog(pool: pg.Pool, schema: string): Promise<unknown> {
+  const rows = async (sql: string) =>
+    JSON.parse(JSON.stringify((await pool.query(sql, [schema])).rows).replaceAll(schema, 'SCHEMA'));
+  return {
+    columns: await rows(
+      `SELECT table_name, column_name, data_type, is_nullable, column_default, collation_name, is_identity,
+              identity_generation
+       FROM information_schema.columns WHERE table_schema = $1 ORDER BY table_name, ordinal_position`,
+    ),
+    constraints: await rows(
+      `SELECT conrelid::regclass::text AS table_name, conname, pg_get_constraintdef(oid) AS definition
+       FROM pg_constraint WHERE connamespace = $1::regnamespace ORDER BY 1, 2`,
+    ),
+    indexes: await rows(
+      'SELECT tablename, indexname, indexdef FROM pg_indexes WHERE schemaname = $1 ORDER BY 1, 2',
+    ),
+    tables: await rows(
+      `SELECT c.relname, c.reloptions, a.attname, a.attstorage
+       FROM pg_class c JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
+       WHERE c.relnamespace = $1::regnamespace AND c.relkind = 'r' ORDER BY 1, 3`,
+    ),
+  };
+}
