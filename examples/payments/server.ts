@@ -33,6 +33,7 @@ export interface PaymentsServer {
  * creates a payment once per key (201). Retries replay the first answer byte for byte with
  * `Idempotent-Replayed: true`; a duplicate in flight gets 409 with `Retry-After`; the same key with another body
  * 422; no key 400 — all answered by `oncely/node`, which stores the response before the client sees it.
+ * Resolves once listening; rejects when it cannot (a port in use).
  */
 export async function startPaymentsServer(options: PaymentsServerOptions): Promise<PaymentsServer> {
   const { store, postgres, port = 0, host = '127.0.0.1', processingMs = 50 } = options;
@@ -54,10 +55,18 @@ export async function startPaymentsServer(options: PaymentsServerOptions): Promi
       json(res, 201, await charge.run(claim, request));
     }),
   );
-  await new Promise<void>((resolve) => server.listen(port, host, resolve));
+  await new Promise<void>((resolve, reject) => {
+    // listen reports a busy port as an 'error' event; unheard, it would crash the process.
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
   const address = server.address() as AddressInfo;
   return {
-    url: `http://${host}:${address.port}`,
+    // An IPv6 literal needs brackets in a URL (http://[::1]:3000).
+    url: `http://${host.includes(':') ? `[${host}]` : host}:${address.port}`,
     executions: charge.executions,
     close: () => new Promise((resolve) => server.close(() => resolve())),
   };

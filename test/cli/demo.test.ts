@@ -1,7 +1,10 @@
 import { execFile, spawn } from 'node:child_process';
+import { createServer, type Server } from 'node:net';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { renderReport } from '../../src/cli/demo/report.js';
+import { requireService } from '../support/services.js';
+import { expectCleanFailure, oncely } from './support/cli.js';
 
 const run = promisify(execFile);
 const cli = new URL('../../dist/cli/main.js', import.meta.url).pathname;
@@ -58,12 +61,38 @@ describe('oncely demo', () => {
     }
   });
 
+  it('--serve on a busy port says so and exits 1, closing the store it opened', async () => {
+    await requireService('postgres');
+    const busy = await new Promise<Server>((resolve) => {
+      const server = createServer();
+      server.listen(0, '127.0.0.1', () => resolve(server));
+    });
+    const { port } = busy.address() as { port: number };
+    try {
+      // PostgreSQL too: a pool left open keeps the process alive until its idle connections time out (10 s),
+      // so the run is killed (exit -1) after 6 s; closed properly it ends in well under a second.
+      for (const store of ['memory', 'postgres']) {
+        const result = await oncely(['demo', '--serve', '--port', String(port), '--store', store], {}, 6_000);
+        expectCleanFailure(
+          result,
+          1,
+          new RegExp(`demo: port ${port} on 127.0.0.1 is in use; .*pick another with --port`),
+        );
+        expect(result.stdout, store).toBe('');
+      }
+    } finally {
+      busy.close();
+    }
+  });
+
   it('rejects bad flags with exit code 2 and a clear message', async () => {
     const failure = await run(process.execPath, [cli, 'demo', '--keys', '0']).catch(
       (error: { code: number; stderr: string }) => error,
     );
     expect(failure).toMatchObject({ code: 2 });
     expect((failure as { stderr: string }).stderr).toMatch(/--keys must be a whole number/);
+    expectCleanFailure(await oncely(['demo', '--serve', '--keys', '3']), 2, /--serve runs no storm/);
+    expectCleanFailure(await oncely(['demo', '--port', '3000']), 2, /--port and --host go with --serve/);
   });
 
   it('the verdict fails when a key executed twice or clients saw different bodies', () => {
