@@ -4,7 +4,7 @@ import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { renderReport } from '../../src/cli/demo/report.js';
 import { requireService } from '../support/services.js';
-import { expectCleanFailure, oncely } from './support/cli.js';
+import { expectCleanFailure, oncely, serveDemo } from './support/cli.js';
 
 const run = promisify(execFile);
 const cli = new URL('../../dist/cli/main.js', import.meta.url).pathname;
@@ -58,6 +58,64 @@ describe('oncely demo', () => {
       expect(missing.headers.get('content-type')).toMatch(/application\/problem\+json/);
     } finally {
       child.kill('SIGTERM');
+    }
+  });
+
+  it('--serve: a refused body answers 400, 415 or 422 as problem+json, is not stored, and the corrected retry runs', async () => {
+    const demo = await serveDemo();
+    try {
+      const post = (key: string, body: string, contentType?: string) =>
+        fetch(`${demo.url}/payments`, {
+          method: 'POST',
+          headers: { 'idempotency-key': key, ...(contentType ? { 'content-type': contentType } : {}) },
+          body,
+        });
+      const valid = '{"amount": 1999, "currency": "EUR"}';
+      const refused = [
+        { key: 'empty-body', body: '', contentType: 'application/json', status: 400, detail: /empty/ },
+        {
+          key: 'malformed',
+          body: '{"amount": 19',
+          contentType: 'application/json',
+          status: 400,
+          detail: /JSON/,
+        },
+        {
+          key: 'not-declared',
+          body: 'amount=1999',
+          contentType: undefined,
+          status: 415,
+          detail: /Content-Type/,
+        },
+        { key: 'text-plain', body: valid, contentType: 'text/plain', status: 415, detail: /Content-Type/ },
+        {
+          key: 'not-a-payment',
+          body: '{"amount": -5}',
+          contentType: 'application/json',
+          status: 422,
+          detail: /amount/,
+        },
+        { key: 'an-array', body: '[]', contentType: 'application/json', status: 422, detail: /object/ },
+      ];
+      for (const bad of refused) {
+        const answer = await post(bad.key, bad.body, bad.contentType);
+        expect(answer.status, bad.key).toBe(bad.status);
+        expect(answer.headers.get('content-type'), bad.key).toMatch(/^application\/problem\+json/);
+        const problem = (await answer.json()) as { status: number; title: string; detail: string };
+        expect(problem.status, bad.key).toBe(bad.status);
+        expect(problem.title, bad.key).toBeTruthy();
+        expect(problem.detail, bad.key).toMatch(bad.detail);
+        // The same key with the corrected body charges: nothing was stored for the refused request.
+        const corrected = await post(bad.key, valid, 'application/json');
+        expect(corrected.status, `${bad.key} corrected`).toBe(201);
+        expect(corrected.headers.get('idempotent-replayed'), `${bad.key} corrected`).toBeNull();
+        // and from then on the key is the payment's
+        const retried = await post(bad.key, valid, 'application/json');
+        expect(retried.headers.get('idempotent-replayed'), `${bad.key} retried`).toBe('true');
+      }
+      expect(demo.stderr()).toBe('');
+    } finally {
+      await demo.stop();
     }
   });
 

@@ -181,5 +181,7 @@ function serveBanner(url: string, store: string, relay: boolean): string {
 
 Send it twice: the second answer is the same payment, with Idempotent-Replayed: true.
 Change the body under the same key: 422. Leave out the key: 400.
+A body that is empty or not JSON (400), not declared JSON (415) or not a valid payment (422) is not stored:
+fix it and retry with the same key.
 ${relay ? 'Each new payment commits with a payment.created outbox event; the relay prints it when it publishes it.\n' : ''}`;
 }
