@@ -1,10 +1,10 @@
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type ServerResponse, STATUS_CODES } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Store } from 'oncely';
 import { type IdempotencyContext, idempotency } from 'oncely/node';
 import { type PostgresStore, transactionOf } from 'oncely/postgres';
 import type pg from 'pg';
-import { Ledger, type Payment, type PaymentRequest, parsePaymentRequest } from './ledger.js';
+import { Ledger, type Payment, type PaymentRequest, readPaymentRequest } from './ledger.js';
 import { PostgresLedger } from './postgres-ledger.js';
 
 export interface PaymentsServerOptions {
@@ -33,6 +33,8 @@ export interface PaymentsServer {
  * creates a payment once per key (201). Retries replay the first answer byte for byte with
  * `Idempotent-Replayed: true`; a duplicate in flight gets 409 with `Retry-After`; the same key with another body
  * 422; no key 400 — all answered by `oncely/node`, which stores the response before the client sees it.
+ * A body the service refuses (not JSON 415, empty or malformed 400, not a payment 422) is not stored: the client
+ * fixes it and retries with the same key. Resolves once listening; rejects when it cannot (a port in use).
  */
 export async function startPaymentsServer(options: PaymentsServerOptions): Promise<PaymentsServer> {
   const { store, postgres, port = 0, host = '127.0.0.1', processingMs = 50 } = options;
@@ -46,18 +48,31 @@ export async function startPaymentsServer(options: PaymentsServerOptions): Promi
   const server = createServer(
     idem(async (req, res, { body, idempotency: claim }) => {
       if (req.method !== 'POST' || req.url !== '/payments' || claim === undefined || body === undefined) {
-        return json(res, 404, { type: 'about:blank', title: 'Not found', status: 404 });
+        return problem(res, 404, `no route ${req.method} ${req.url}; try POST /payments`);
       }
-      const request = parsePaymentRequest(JSON.parse(body.toString('utf8')));
-      if (typeof request === 'string')
-        return json(res, 422, { type: 'about:blank', title: request, status: 422 });
+      const request = readPaymentRequest(req.headers['content-type'], body);
+      if ('detail' in request) {
+        // Nothing was charged, so the key must stay free: stored, this answer would be replayed to the corrected
+        // retry (or, its body differing, turn it into 422 key-reused). Stripe does not save failed validation
+        // either.
+        claim.skipStorage();
+        return problem(res, request.status, request.detail);
+      }
       json(res, 201, await charge.run(claim, request));
     }),
   );
-  await new Promise<void>((resolve) => server.listen(port, host, resolve));
+  await new Promise<void>((resolve, reject) => {
+    // listen reports a busy port as an 'error' event; unheard, it would crash the process.
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
   const address = server.address() as AddressInfo;
   return {
-    url: `http://${host}:${address.port}`,
+    // An IPv6 literal needs brackets in a URL (http://[::1]:3000).
+    url: `http://${host.includes(':') ? `[${host}]` : host}:${address.port}`,
     executions: charge.executions,
     close: () => new Promise((resolve) => server.close(() => resolve())),
   };
@@ -90,6 +105,11 @@ async function chargeFunction(
 }
 
 function json(res: ServerResponse<IncomingMessage>, status: number, value: unknown): void {
-  const type = status >= 400 ? 'application/problem+json' : 'application/json';
-  res.writeHead(status, { 'content-type': type }).end(JSON.stringify(value));
+  res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(value));
+}
+
+/** An RFC 9457 problem, like oncely's own answers; `about:blank` problems take the status phrase as title. */
+function problem(res: ServerResponse<IncomingMessage>, status: number, detail: string): void {
+  const body = { type: 'about:blank', title: STATUS_CODES[status] ?? 'Error', status, detail };
+  res.writeHead(status, { 'content-type': 'application/problem+json' }).end(JSON.stringify(body));
 }

@@ -6,7 +6,8 @@ import { migrate, migrateHelp } from './commands/migrate.js';
 import { outboxCommand, outboxHelp } from './commands/outbox.js';
 import { purge, purgeHelp } from './commands/purge.js';
 import { stats, statsHelp } from './commands/stats.js';
-import { CommandFailed, UsageError } from './errors.js';
+import { CommandFailed, EXIT, UsageError } from './errors.js';
+import { packageVersion } from './version.js';
 
 type Command = { readonly run: (argv: readonly string[]) => Promise<void>; readonly help: string };
 
@@ -23,27 +24,47 @@ const commands: Record<string, Command> = {
 const usage = `oncely: exactly-once effects for retried requests and redelivered messages
 
 Usage: oncely <command> [options]
+       oncely help [command] | oncely <command> --help | oncely --version
+
+Exit codes: 0 success; 1 the command failed (a store unreachable or not migrated, a busy port, a key executed
+twice); 2 a usage error (unknown command or option, a bad value, a malformed REDIS_URL or DATABASE_URL).
 
 ${Object.values(commands)
   .map((command) => command.help)
   .join('\n\n')}
 `;
 
+function commandNamed(name: string): Command {
+  const command = Object.hasOwn(commands, name) ? commands[name] : undefined;
+  if (command === undefined) {
+    throw new UsageError(`unknown command "${name}"; commands: ${Object.keys(commands).join(', ')}`);
+  }
+  return command;
+}
+
 async function main(argv: readonly string[]): Promise<number> {
   const [name, ...rest] = argv;
-  if (name === undefined || name === 'help' || name === '--help' || name === '-h') {
-    process.stdout.write(usage);
-    return 0;
+  if (name === undefined) {
+    // Nothing asked: the usage is the answer, but a script that forgot its command must not see success.
+    process.stderr.write(usage);
+    return EXIT.usage;
   }
-  const command = commands[name];
-  if (command === undefined)
-    throw new UsageError(`unknown command "${name}"; commands: ${Object.keys(commands).join(', ')}`);
+  if (name === '--version' || name === '-v') {
+    process.stdout.write(`${packageVersion()}\n`);
+    return EXIT.ok;
+  }
+  if (name === 'help' || name === '--help' || name === '-h') {
+    if (rest.length > 1) throw new UsageError('help takes one command name, e.g. oncely help demo');
+    process.stdout.write(rest[0] === undefined ? usage : `${commandNamed(rest[0]).help}\n`);
+    return EXIT.ok;
+  }
+  const command = commandNamed(name);
   if (rest.includes('--help') || rest.includes('-h')) {
     process.stdout.write(`${command.help}\n`);
-    return 0;
+    return EXIT.ok;
   }
   await command.run(rest);
-  return 0;
+  return EXIT.ok;
 }
 
 main(process.argv.slice(2)).then(
@@ -53,13 +74,13 @@ main(process.argv.slice(2)).then(
   (error: unknown) => {
     if (error instanceof UsageError) {
       process.stderr.write(`oncely: ${error.message}\n`);
-      process.exitCode = 2;
+      process.exitCode = EXIT.usage;
     } else if (error instanceof CommandFailed) {
       process.stderr.write(`oncely: ${error.message}\n`);
-      process.exitCode = 1;
+      process.exitCode = EXIT.failed;
     } else {
       process.stderr.write(`oncely: unexpected error: ${(error as Error).stack ?? String(error)}\n`);
-      process.exitCode = 1;
+      process.exitCode = EXIT.failed;
     }
   },
 );

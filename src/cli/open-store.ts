@@ -1,7 +1,11 @@
 import type { Pool } from 'pg';
+import { isInvalidOptionsError } from '../core/errors.js';
 import type { Store } from '../core/store.js';
 import { MemoryStore } from '../stores/memory.js';
 import { UsageError } from './errors.js';
+import { keysTable, requireTable } from './postgres-location.js';
+import { openPool } from './postgres-pool.js';
+import { openRedisClient } from './redis-client.js';
 
 export const STORE_KINDS = ['memory', 'redis', 'postgres'] as const;
 export type StoreKind = (typeof STORE_KINDS)[number];
@@ -15,38 +19,60 @@ export interface OpenedStore {
   close(): Promise<void>;
 }
 
+/** Where the records are: `--prefix` for Redis, `--schema` and `--table` for PostgreSQL. */
+export interface StoreLocation {
+  readonly prefix?: string | undefined;
+  readonly schema?: string | undefined;
+  readonly table?: string | undefined;
+}
+
+export interface OpenOptions extends StoreLocation {
+  /**
+   * Create the PostgreSQL table when missing. Only the demo does (it is a sandbox); commands that read or
+   * maintain records fail with a hint to run `oncely migrate` instead of creating anything.
+   */
+  readonly migrate?: boolean;
+}
+
 /**
  * Opens a store for a CLI command. The CLI is the one place in oncely that dials connections itself (the library
  * never does): Redis from REDIS_URL, PostgreSQL from DATABASE_URL, both defaulting to localhost.
  */
-export interface StoreLocation {
-  /** Redis key prefix. */
-  readonly prefix?: string | undefined;
-  /** PostgreSQL schema of the keys table. */
-  readonly schema?: string | undefined;
-}
-
-export async function openStore(kind: StoreKind, options: StoreLocation = {}): Promise<OpenedStore> {
+export async function openStore(kind: StoreKind, options: OpenOptions = {}): Promise<OpenedStore> {
+  checkLocation(kind, options);
   if (kind === 'memory') {
     const store = new MemoryStore();
     return { store, description: 'memory (in this process)', close: () => store.close() };
   }
   if (kind === 'redis') return openRedis(options.prefix);
-  return openPostgres(options.schema);
+  return openPostgres(options);
+}
+
+/** A flag of the other store is a mistake (it would be ignored, and the command would look at the wrong place). */
+function checkLocation(kind: StoreKind, options: StoreLocation): void {
+  if (kind !== 'redis' && options.prefix !== undefined) {
+    throw new UsageError('--prefix goes with --store redis; PostgreSQL takes --schema and --table');
+  }
+  if (kind !== 'postgres' && (options.schema !== undefined || options.table !== undefined)) {
+    throw new UsageError(
+      `--schema and --table go with --store postgres; ${kind === 'redis' ? 'Redis takes --prefix' : 'the memory store takes neither'}`,
+    );
+  }
 }
 
 async function openRedis(prefix: string | undefined): Promise<OpenedStore> {
-  const url = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
-  const { Redis } = await requirePeer<typeof import('ioredis')>('ioredis');
+  const { client, url } = await openRedisClient();
   const { RedisStore } = await import('../stores/redis/index.js');
-  const client = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 1 });
-  await client.connect().catch((error: Error) => {
+  let store: InstanceType<typeof RedisStore>;
+  try {
+    store = new RedisStore({ client, ...(prefix === undefined ? {} : { prefix }) });
+  } catch (error) {
+    // The connected client would keep the process alive after the message.
     client.disconnect();
-    throw new UsageError(
-      `cannot reach Redis at ${url} (${error.message}); set REDIS_URL or start redis-server`,
-    );
-  });
-  const store = new RedisStore({ client, ...(prefix === undefined ? {} : { prefix }) });
+    if (isInvalidOptionsError(error))
+      throw new UsageError(`--prefix "${prefix}" is not valid: ${error.message}`);
+    throw error;
+  }
   return {
     store,
     description: `redis ${url}`,
@@ -57,34 +83,31 @@ async function openRedis(prefix: string | undefined): Promise<OpenedStore> {
   };
 }
 
-async function openPostgres(schema: string | undefined): Promise<OpenedStore> {
-  const url = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
-  const pg = await requirePeer<typeof import('pg')>('pg');
-  const { PostgresStore } = await import('../stores/postgres/index.js');
-  const pool = new pg.default.Pool({ connectionString: url, max: 20 });
-  await pool.query('select 1').catch(async (error: Error) => {
-    await pool.end();
-    throw new UsageError(
-      `cannot reach PostgreSQL at ${url} (${error.message}); set DATABASE_URL or start PostgreSQL`,
-    );
-  });
-  const store = new PostgresStore({ pool, ...(schema === undefined ? {} : { schema }) });
-  await store.migrate();
-  return {
-    store,
-    pool,
-    description: `postgres ${url.replace(/:[^:@/]*@/, ':***@')}`,
-    close: async () => {
-      await store.close?.();
-      await pool.end();
-    },
-  };
-}
-
-async function requirePeer<T>(name: string): Promise<T> {
+async function openPostgres(options: OpenOptions): Promise<OpenedStore> {
+  const location = keysTable(options);
+  const { pool, url } = await openPool({ max: 20 });
   try {
-    return (await import(name)) as T;
-  } catch {
-    throw new UsageError(`this store needs the "${name}" package: npm install ${name}`);
+    const { PostgresStore } = await import('../stores/postgres/index.js');
+    const store = new PostgresStore({
+      pool,
+      schema: location.schema,
+      table: location.table,
+      // Only the demo waits for keys in flight; the other commands need no LISTEN connection.
+      listen: options.migrate === true,
+    });
+    if (options.migrate) await store.migrate();
+    else await requireTable(pool, location.qualified, url, location.flags);
+    return {
+      store,
+      pool,
+      description: `postgres ${url}`,
+      close: async () => {
+        await store.close?.();
+        await pool.end();
+      },
+    };
+  } catch (error) {
+    await pool.end();
+    throw error;
   }
 }

@@ -1,27 +1,30 @@
 import type { Pool } from 'pg';
-import { UsageError } from './errors.js';
+import { databaseUrl } from './connection-url.js';
+import { CommandFailed } from './errors.js';
+import { requirePeer } from './peer.js';
 
-export const DEFAULT_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/test';
-
-/** A pool for commands that talk to PostgreSQL directly (migrate, outbox): DATABASE_URL, localhost by default. */
-export async function openPool(): Promise<{ pool: Pool; url: string }> {
-  const url = process.env.DATABASE_URL ?? DEFAULT_DATABASE_URL;
-  let pg: typeof import('pg');
-  try {
-    pg = await import('pg');
-  } catch {
-    throw new UsageError('this command needs the "pg" package: npm install pg');
-  }
-  const pool = new pg.default.Pool({ connectionString: url, max: 4 });
+/** A pool for a CLI command: DATABASE_URL (localhost by default), checked with one query before it is used. */
+export async function openPool(options: { max?: number } = {}): Promise<{ pool: Pool; url: string }> {
+  const { url, shown } = databaseUrl();
+  const pg = await requirePeer<typeof import('pg')>('pg');
+  const pool = new pg.default.Pool({
+    connectionString: url,
+    max: options.max ?? 4,
+    // A firewall that drops packets would otherwise leave the command waiting forever.
+    connectionTimeoutMillis: 10_000,
+  });
+  // An idle connection that breaks (a restarted server under `demo --serve`) is reported on the pool; without a
+  // listener Node crashes with the driver's stack. The next query reconnects, so one line is enough.
+  pool.on('error', (error) => {
+    process.stderr.write(`oncely: a PostgreSQL connection to ${shown} broke (${error.message})\n`);
+  });
   try {
     await pool.query('select 1');
   } catch (error) {
     await pool.end();
-    throw new UsageError(
-      `cannot reach PostgreSQL at ${redact(url)} (${(error as Error).message}); set DATABASE_URL`,
+    throw new CommandFailed(
+      `cannot connect to PostgreSQL at ${shown} (${(error as Error).message}); check DATABASE_URL or start PostgreSQL`,
     );
   }
-  return { pool, url: redact(url) };
+  return { pool, url: shown };
 }
-
-export const redact = (url: string) => url.replace(/:[^:@/]*@/, ':***@');

@@ -134,6 +134,18 @@ describe('CLI against the real stores', () => {
     }
   });
 
+  it('a --prefix the Redis store refuses is a usage error, and the connected client does not hold the process', async () => {
+    // 6 s: a client left connected would keep the process alive until the test's timeout kills it.
+    const failure = await exec(process.execPath, [cli, 'stats', '--store', 'redis', '--prefix', 'a b'], {
+      env: { ...process.env, REDIS_URL: services.redis.url },
+      timeout: 6_000,
+    }).catch((error: { code: number | null; stderr: string }) => error);
+    expect(failure).toMatchObject({ code: 2 });
+    expect((failure as { stderr: string }).stderr).toBe(
+      'oncely: --prefix "a b" is not valid: RedisStore: prefix must be a non-empty string without braces or whitespace (braces would pin every record to one Cluster slot)\n',
+    );
+  });
+
   it('commands that need an outside store refuse the memory store with a clear message', async () => {
     const failure = await oncely('stats').catch((error: { code: number; stderr: string }) => error);
     expect(failure).toMatchObject({ code: 2 });

@@ -5,11 +5,16 @@ import { UsageError } from '../errors.js';
 import { openStore, type StoreKind } from '../open-store.js';
 import { renderTable } from '../table.js';
 
+/** How the commands that read or maintain PostgreSQL records treat a missing table (the three helps say it). */
+export const POSTGRES_TABLE_NOTE =
+  'On PostgreSQL nothing is created: a missing schema or table fails, naming the oncely migrate command to run.';
+
 export const inspectHelp = `oncely inspect --store redis|postgres (--key KEY --scope SCOPE | --hashed STORAGE_KEY)
-               [--prefix oncely | --schema public] [--delete]
+               [--prefix oncely | --schema public --table oncely_keys] [--delete]
 
   Shows the record of one key: state, fingerprint, fencing token, attempts, lease and expiry, and the stored
-  response (status, headers, the first 2 KiB of the body). --delete removes it, so the next request runs again.`;
+  response (status, headers, the first 2 KiB of the body). --delete removes it, so the next request runs again.
+  ${POSTGRES_TABLE_NOTE}`;
 
 export async function inspect(argv: readonly string[]): Promise<void> {
   const { values } = parseOptions('inspect', argv, {
@@ -19,6 +24,7 @@ export async function inspect(argv: readonly string[]): Promise<void> {
     hashed: { type: 'string' },
     prefix: { type: 'string' },
     schema: { type: 'string' },
+    table: { type: 'string' },
     delete: { type: 'boolean' },
   });
   const kind = externalStore('inspect', values.store);
@@ -28,7 +34,11 @@ export async function inspect(argv: readonly string[]): Promise<void> {
       ? scopedKey(values.scope, values.key)
       : undefined);
   if (storageKey === undefined) throw new UsageError('inspect: give --key and --scope, or --hashed');
-  const opened = await openStore(kind, { prefix: values.prefix, schema: values.schema });
+  const opened = await openStore(kind, {
+    prefix: values.prefix,
+    schema: values.schema,
+    table: values.table,
+  });
   try {
     const record = await opened.store.get(storageKey);
     if (record === undefined) {

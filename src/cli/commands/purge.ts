@@ -1,17 +1,20 @@
 import { intOption, parseOptions } from '../args.js';
 import { openStore } from '../open-store.js';
-import { externalStore } from './inspect.js';
+import { externalStore, POSTGRES_TABLE_NOTE } from './inspect.js';
 
-export const purgeHelp = `oncely purge --store postgres [--schema public] [--batch-size 5000] [--max-batches 1000]
+export const purgeHelp = `oncely purge --store postgres [--schema public] [--table oncely_keys] [--batch-size 5000]
+             [--max-batches 1000]
 
-  Deletes expired records in bounded batches (short transactions, no long locks). Redis expires records by
-  itself; run this for PostgreSQL on a schedule (cron, a Kubernetes CronJob).`;
+  Deletes expired records in bounded batches (short transactions, no long locks). Run it for PostgreSQL on a
+  schedule (cron, a Kubernetes CronJob). Redis expires records by itself: --store redis [--prefix oncely] says so.
+  ${POSTGRES_TABLE_NOTE}`;
 
 export async function purge(argv: readonly string[]): Promise<void> {
   const { values } = parseOptions('purge', argv, {
     store: { type: 'string' },
     prefix: { type: 'string' },
     schema: { type: 'string' },
+    table: { type: 'string' },
     'batch-size': { type: 'string' },
     'max-batches': { type: 'string' },
   });
@@ -20,6 +23,7 @@ export async function purge(argv: readonly string[]): Promise<void> {
   const opened = await openStore(externalStore('purge', values.store), {
     prefix: values.prefix,
     schema: values.schema,
+    table: values.table,
   });
   try {
     if (opened.store.purgeExpired === undefined) {

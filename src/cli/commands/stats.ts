@@ -1,21 +1,24 @@
 import { parseOptions } from '../args.js';
 import { openStore } from '../open-store.js';
 import { renderTable } from '../table.js';
-import { externalStore } from './inspect.js';
+import { externalStore, POSTGRES_TABLE_NOTE } from './inspect.js';
 
-export const statsHelp = `oncely stats --store redis|postgres [--prefix oncely] [--schema public]
+export const statsHelp = `oncely stats --store redis|postgres [--prefix oncely] [--schema public] [--table oncely_keys]
 
-  Counts records by state (in progress, completed, released) and, where the store can tell, the bytes they use.`;
+  Counts records by state (in progress, completed, released) and, where the store can tell, the bytes they use.
+  ${POSTGRES_TABLE_NOTE}`;
 
 export async function stats(argv: readonly string[]): Promise<void> {
   const { values } = parseOptions('stats', argv, {
     store: { type: 'string' },
     prefix: { type: 'string' },
     schema: { type: 'string' },
+    table: { type: 'string' },
   });
   const opened = await openStore(externalStore('stats', values.store), {
     prefix: values.prefix,
     schema: values.schema,
+    table: values.table,
   });
   try {
     if (opened.store.stats === undefined) {

@@ -28,7 +28,7 @@ const MAX_ATTEMPTS = 30;
 
 /**
  * Fires `keys × duplicates` POST /payments requests at once, like clients whose first try timed out and who all
- * retry with the same key. A client that gets 409 waits for `Retry-After` and retries, as the IETF draft intends.
+ * retry with the same key. A client that gets 409 retries after `Retry-After`, capped at 1 s (at least 50 ms) so the demo stays short.
  */
 export async function runStorm(options: StormOptions): Promise<KeyOutcome[]> {
   const runId = Date.now().toString(36);

@@ -1,0 +1,93 @@
+import { execFile, spawn } from 'node:child_process';
+import { expect } from 'vitest';
+import { services } from '../../support/services.js';
+
+export const cliPath = new URL('../../../dist/cli/main.js', import.meta.url).pathname;
+
+export interface CliResult {
+  readonly code: number;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+/**
+ * Runs the built CLI as a user does (`node dist/cli/main.js …`) and resolves with its exit code and output,
+ * whatever the code. REDIS_URL and DATABASE_URL point at the test services unless `env` says otherwise; a
+ * variable set to undefined in `env` is removed.
+ */
+export function oncely(
+  args: readonly string[],
+  env: Readonly<Record<string, string | undefined>> = {},
+  timeoutMs = 30_000,
+): Promise<CliResult> {
+  const merged: Record<string, string | undefined> = {
+    ...process.env,
+    REDIS_URL: services.redis.url,
+    DATABASE_URL: services.postgres.url,
+    ...env,
+  };
+  for (const [name, value] of Object.entries(merged)) if (value === undefined) delete merged[name];
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      [cliPath, ...args],
+      { env: merged as NodeJS.ProcessEnv, timeout: timeoutMs },
+      (error, stdout, stderr) => {
+        const code = error === null ? 0 : typeof error.code === 'number' ? error.code : -1;
+        resolve({ code, stdout, stderr });
+      },
+    );
+  });
+}
+
+/**
+ * A failure as the CLI promises it: the expected exit code and one message line matching `message`, with no
+ * stack trace, no "unexpected error" and no driver noise (ioredis's "Unhandled error event").
+ */
+export function expectCleanFailure(result: CliResult, code: 1 | 2, message: RegExp): void {
+  const shown = `exit ${result.code}\nstdout:\n${result.stdout}\nstderr:\n${result.stderr}`;
+  expect(result.code, shown).toBe(code);
+  expect(result.stderr, shown).toMatch(message);
+  expect(result.stderr, shown).toMatch(/^oncely: [^\n]+\n$/);
+}
+
+export interface ServingDemo {
+  readonly url: string;
+  /** What the process wrote to stderr so far. */
+  stderr(): string;
+  /** SIGTERM, then resolves once the process is gone. */
+  stop(): Promise<void>;
+}
+
+/** Starts `oncely demo --serve --port 0 …` and resolves with its URL once it prints the banner. */
+export async function serveDemo(
+  args: readonly string[] = [],
+  env: Readonly<Record<string, string>> = {},
+): Promise<ServingDemo> {
+  const child = spawn(process.execPath, [cliPath, 'demo', '--serve', '--port', '0', ...args], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, REDIS_URL: services.redis.url, DATABASE_URL: services.postgres.url, ...env },
+  });
+  let stderr = '';
+  child.stderr.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const url = await new Promise<string>((resolve, reject) => {
+    let stdout = '';
+    child.stdout.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString();
+      const match = /on (http:\/\/[\d.]+:\d+)/.exec(stdout);
+      if (match?.[1]) resolve(match[1]);
+    });
+    child.once('exit', (code) => reject(new Error(`demo --serve exited with ${code}: ${stderr}`)));
+  });
+  return {
+    url,
+    stderr: () => stderr,
+    async stop() {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+      await exited;
+    },
+  };
+}

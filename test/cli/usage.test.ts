@@ -1,0 +1,106 @@
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { expectCleanFailure, oncely } from './support/cli.js';
+
+const root = new URL('../../', import.meta.url).pathname;
+const { version } = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version: string };
+const COMMANDS = ['demo', 'inspect', 'stats', 'purge', 'estimate', 'migrate', 'outbox'];
+
+describe('oncely usage, help and version', () => {
+  const scratch: string[] = [];
+  afterAll(() => {
+    for (const dir of scratch) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('with no arguments prints the usage on stderr and exits 2; help and --help exit 0 on stdout', async () => {
+    const bare = await oncely([]);
+    expect(bare.code).toBe(2);
+    expect(bare.stdout).toBe('');
+    expect(bare.stderr).toMatch(/^oncely: exactly-once/);
+    expect(bare.stderr).toMatch(/Usage: oncely <command>/);
+    for (const asked of [['help'], ['--help'], ['-h']]) {
+      const help = await oncely(asked);
+      expect(help.code, asked.join(' ')).toBe(0);
+      expect(help.stderr).toBe('');
+      expect(help.stdout).toBe(bare.stderr);
+    }
+  });
+
+  it('help <command> prints that command only; an unknown one is a usage error', async () => {
+    for (const command of COMMANDS) {
+      const help = await oncely(['help', command]);
+      expect(help.code, command).toBe(0);
+      expect(help.stdout, command).toMatch(new RegExp(`^oncely ${command} `));
+      for (const other of COMMANDS.filter((name) => name !== command))
+        expect(help.stdout, `help ${command} shows ${other}`).not.toMatch(
+          new RegExp(`^oncely ${other} `, 'm'),
+        );
+      expect((await oncely([command, '--help'])).stdout).toBe(help.stdout);
+    }
+    expectCleanFailure(await oncely(['help', 'nope']), 2, /unknown command "nope"; commands: demo, /);
+  });
+
+  it('--version and -v print the version from package.json', async () => {
+    for (const flag of ['--version', '-v']) {
+      const result = await oncely([flag]);
+      expect(result).toEqual({ code: 0, stdout: `${version}\n`, stderr: '' });
+    }
+  });
+
+  it('--version works from the packed package installed under node_modules', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'oncely-pack-'));
+    scratch.push(dir);
+    // The files npm publishes, laid out as npm installs them; dependencies come from this checkout.
+    const packed = JSON.parse(
+      execFileSync('npm', ['pack', '--json', '--pack-destination', dir], { cwd: root, encoding: 'utf8' }),
+    ) as [{ filename: string }];
+    const installed = join(dir, 'node_modules', 'oncely');
+    mkdirSync(installed, { recursive: true });
+    execFileSync('tar', ['-xzf', join(dir, packed[0].filename), '-C', installed, '--strip-components=1']);
+    symlinkSync(join(root, 'node_modules'), join(installed, 'node_modules'));
+    // A version only the installed copy has proves the CLI reads the package.json beside its own dist/.
+    const manifest = join(installed, 'package.json');
+    writeFileSync(
+      manifest,
+      readFileSync(manifest, 'utf8').replace(`"version": "${version}"`, '"version": "9.9.9-installed"'),
+    );
+    const bin = join(installed, 'dist', 'cli', 'main.js');
+    expect(execFileSync(process.execPath, [bin, '--version'], { cwd: dir, encoding: 'utf8' })).toBe(
+      '9.9.9-installed\n',
+    );
+  });
+
+  it('an unknown option names the flag and the options the command takes, without parseArgs jargon', async () => {
+    const unknown = await oncely(['stats', '--bogus']);
+    expectCleanFailure(
+      unknown,
+      2,
+      /stats: unknown option --bogus; stats takes --store, --prefix, --schema, --table, --help$/m,
+    );
+    expect(unknown.stderr).not.toMatch(/positional|'--'/);
+    expectCleanFailure(await oncely(['demo', '-x']), 2, /demo: unknown option -x; demo takes --keys, /);
+    expectCleanFailure(await oncely(['demo', '--keys']), 2, /demo: --keys needs a value$/m);
+    expectCleanFailure(
+      await oncely(['demo', '--keys', '--serve']),
+      2,
+      /demo: --keys needs a value, got the flag "--serve"/,
+    );
+    expectCleanFailure(await oncely(['demo', '--serve=yes']), 2, /demo: --serve takes no value, got "yes"/);
+    expectCleanFailure(await oncely(['stats', 'extra']), 2, /stats: unexpected argument "extra"/);
+    expectCleanFailure(await oncely(['--bogus']), 2, /unknown command "--bogus"/);
+  });
+
+  it('every option a command takes is in its help text', async () => {
+    for (const command of COMMANDS) {
+      const listed = (await oncely([command, '--no-such-option'])).stderr;
+      const options = /takes (.*)$/m.exec(listed)?.[1]?.split(', ') ?? [];
+      expect(options.length, listed).toBeGreaterThan(1);
+      const help = (await oncely(['help', command])).stdout;
+      for (const option of options.filter((o) => o !== '--help'))
+        expect(help, `${command} help mentions ${option}`).toContain(option);
+    }
+  });
+});
