@@ -77,9 +77,12 @@ export class Running<Sent> {
         return original;
       },
       (error: unknown) => {
-        // The effect happened and the handler answered, but the store could not confirm the record: the client
-        // still gets the truth of this execution rather than a 503 that invites a duplicate under a new key.
-        if (isStoreUnavailableError(error)) return original;
+        // On a plain store the effect happened and the handler answered, but the store could not confirm the
+        // record: the client still gets the truth of this execution rather than a 503 that invites a duplicate
+        // under a new key. In transactional mode the effect commits with the record, so a failed commit means
+        // it rolled back (or its fate is unknown): a 503 sends the client back with the same key, and the retry
+        // replays the outcome or runs the effect once.
+        if (isStoreUnavailableError(error) && this.#claim.transaction === undefined) return original;
         const answer = answerForError(error);
         return answer === undefined ? { kind: 'error', error } : { kind: 'send', answer, original: false };
       },

@@ -68,4 +68,47 @@ describe('oncely/express on PostgresStore.transactional()', () => {
     server.closeAllConnections();
     await new Promise((resolve) => server.close(resolve));
   });
+
+  it('answers 503, never the handler 2xx, when the commit fails: the effect rolled back, and the retry runs it once', async () => {
+    const store = new PostgresStore({ pool: db.pool, schema: db.schema }).transactional();
+    const app = express();
+    app.use(express.json());
+    let cutNext = true;
+    app.post('/payments', idempotency({ store }), async (req, res) => {
+      const context = res.locals.idempotency!;
+      const client = transactionOf(context);
+      const { rows } = await client.query(
+        `INSERT INTO ${db.table('payments')} (key, amount) VALUES ($1, $2) RETURNING pg_backend_pid() AS pid`,
+        [context.key, req.body.amount],
+      );
+      if (cutNext) {
+        cutNext = false;
+        // The transaction's connection dies after the effect was written, before the outcome is stored.
+        await db.pool.query('SELECT pg_terminate_backend($1)', [rows[0].pid]);
+      }
+      res.status(201).json({ charged: req.body.amount });
+    });
+    const server = app.listen(0, '127.0.0.1');
+    await new Promise((resolve) => server.once('listening', resolve));
+    const { port } = server.address() as { port: number };
+    const request = socketClient(`http://127.0.0.1:${port}`);
+    const send = () =>
+      request({
+        path: '/payments',
+        headers: { 'idempotency-key': 'tx-cut', 'content-type': 'application/json' },
+        body: '{"amount":7}',
+      });
+    const rows = async () =>
+      (await db.pool.query(`SELECT count(*)::int AS n FROM ${db.table('payments')} WHERE key = 'tx-cut'`))
+        .rows[0].n as number;
+
+    const cut = await send();
+    expect(cut.status).toBe(503);
+    expect(await rows()).toBe(0);
+    const retry = await send();
+    expect(retry.status).toBe(201);
+    expect(await rows()).toBe(1);
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  });
 });
