@@ -67,6 +67,20 @@ export function fencingCases(options: ConformanceOptions): void {
   );
 
   it(
+    'an owner whose in-progress record outlived its retention is fenced, though nobody claimed the key since',
+    withStore(options, async ({ store, key, clock }) => {
+      const k = key();
+      const first = await store.begin({ key: k, fingerprint: 'f', leaseMs: LEASE_MS, retentionMs: 20_000 });
+      assert.ok(first.kind === 'acquired');
+      clock.advance(20_000);
+      await assertFenced(store, k, first.token);
+      assert.equal(await store.get(k), undefined, 'a fenced call brings nothing back');
+      const again = await store.begin({ key: k, fingerprint: 'f', ...begin });
+      assert.ok(again.kind === 'acquired' && again.token > first.token && again.attempt === 1);
+    }),
+  );
+
+  it(
     'a completed record is replayed for its whole retention, long after its lease time passed',
     withStore(options, async ({ store, key, clock }) => {
       const k = key();
