@@ -56,7 +56,7 @@ describe('RedisStore options', () => {
 });
 
 describe('RedisStore records', () => {
-  it('live in one HASH at <prefix>:{<key>} and carry a TTL after every transition', async () => {
+  it('live in one STRING (layout 2) at <prefix>:{<key>} and carry a TTL after every transition', async () => {
     const s = store();
     const key = randomUUID();
     const recordKey = `${s.keys.prefix}:{${key}}`;
@@ -65,7 +65,8 @@ describe('RedisStore records', () => {
 
     const first = await s.begin({ key, fingerprint: 'f', leaseMs: 50, retentionMs: 60_000 });
     assert.ok(first.kind === 'acquired');
-    assert.equal(await redis.admin.type(recordKey), 'hash');
+    assert.equal(await redis.admin.type(recordKey), 'string');
+    assert.equal((await redis.admin.getBuffer(recordKey))?.[0], 2, 'layout byte');
     assert.deepEqual(
       (await redis.admin.keys(`${s.keys.prefix}*`)).sort(),
       [recordKey],
@@ -102,7 +103,12 @@ describe('RedisStore records', () => {
       outcome: { ...outcome(body), encoding: 'br' },
       retentionMs: 60_000,
     });
-    assert.deepEqual(await redis.admin.hgetBuffer(s.keys.record(key), 'b'), body);
+    const stored = await redis.admin.getBuffer(s.keys.record(key));
+    assert.deepEqual(
+      stored?.subarray(stored.length - body.length),
+      body,
+      'the record ends with the body as it is',
+    );
     const replay = await s.begin({ key, fingerprint: 'f', ...lease });
     assert.ok(replay.kind === 'replay');
     assert.deepEqual(Buffer.from(replay.outcome.body), body);
@@ -125,12 +131,93 @@ describe('RedisStore records', () => {
 
   it('a key holding something else is reported corrupt, never replayed', async () => {
     const s = store();
-    const wrongType = randomUUID();
-    await redis.admin.set(s.keys.record(wrongType), 'not a hash');
-    await assert.rejects(s.begin({ key: wrongType, fingerprint: 'f', ...lease }), isCorruptRecordError);
+    const notOurs = randomUUID();
+    await redis.admin.set(s.keys.record(notOurs), 'not a record');
+    await assert.rejects(s.begin({ key: notOurs, fingerprint: 'f', ...lease }), isCorruptRecordError);
     const halfWritten = randomUUID();
     await redis.admin.hset(s.keys.record(halfWritten), 's', 'c', 'e', String(Date.now() + 60_000));
     await assert.rejects(s.begin({ key: halfWritten, fingerprint: 'f', ...lease }), isCorruptRecordError);
+    // A layout 2 record cut short inside its fingerprint, and one whose outcome is cut short.
+    const good = randomUUID();
+    const first = await s.begin({ key: good, fingerprint: 'a-fingerprint', ...lease });
+    assert.ok(first.kind === 'acquired');
+    await s.complete({
+      key: good,
+      token: first.token,
+      outcome: outcome(new Uint8Array(8)),
+      retentionMs: 60_000,
+    });
+    const bytes = (await redis.admin.getBuffer(s.keys.record(good)))!;
+    const cut = randomUUID();
+    await redis.admin.set(s.keys.record(cut), bytes.subarray(0, 45), 'PX', 60_000);
+    await assert.rejects(s.begin({ key: cut, fingerprint: 'a-fingerprint', ...lease }), isCorruptRecordError);
+    await assert.rejects(s.get(cut), isCorruptRecordError);
+    const noOutcome = randomUUID();
+    await redis.admin.set(s.keys.record(noOutcome), bytes.subarray(0, 39 + 13 + 2), 'PX', 60_000);
+    await assert.rejects(
+      s.begin({ key: noOutcome, fingerprint: 'a-fingerprint', ...lease }),
+      isCorruptRecordError,
+    );
+  });
+
+  it('publish a completion notice only when a waiter registered on the record', async () => {
+    const s = store({ pollIntervalMs: 600_000 });
+    const listener = redis.admin.duplicate();
+    const notices: string[] = [];
+    listener.on('pmessage', (_pattern, channel: string) => notices.push(channel));
+    await listener.psubscribe(`${s.keys.prefix}:settled:*`);
+    try {
+      const [quiet, awaited] = [randomUUID(), randomUUID()];
+      const claims = new Map<string, number>();
+      for (const key of [quiet, awaited]) {
+        const r = await s.begin({ key, fingerprint: 'f', ...lease });
+        assert.ok(r.kind === 'acquired');
+        claims.set(key, r.token);
+      }
+      const waiting = s.waitFor(awaited, { timeoutMs: 30_000 });
+      for (let i = 0; i < 100 && (await redis.admin.getBuffer(s.keys.record(awaited)))?.[2] !== 1; i++) {
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      for (const key of [quiet, awaited]) {
+        const done = {
+          key,
+          token: claims.get(key)!,
+          outcome: outcome(new Uint8Array(1)),
+          retentionMs: 60_000,
+        };
+        assert.deepEqual(await s.complete(done), { kind: 'ok' });
+      }
+      assert.equal(await waiting, true);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      assert.deepEqual(notices, [s.keys.channel(awaited)], 'one notice, for the key a waiter registered on');
+    } finally {
+      listener.disconnect();
+      await s.close();
+    }
+  });
+
+  it('a delete in the millisecond of the claim leaves a short-lived tombstone that keeps the token', async () => {
+    let now = Date.now();
+    const s = store({ clock: () => now });
+    const key = randomUUID();
+    const first = await s.begin({ key, fingerprint: 'f', ...lease });
+    assert.ok(first.kind === 'acquired');
+    assert.equal(await s.delete(key), true);
+    const tomb = (await redis.admin.getBuffer(s.keys.record(key)))!;
+    assert.equal(String.fromCharCode(tomb[1]!), 'r', 'released');
+    assert.equal(tomb.readUIntBE(9, 6), first.token, 'the token is kept');
+    assert.equal(tomb.readUIntBE(21, 6), now, 'it ends now: gone for every script');
+    assert.equal(tomb.length, 39, 'no fingerprint, no outcome');
+    const ttl = await redis.admin.pttl(s.keys.record(key));
+    assert.ok(ttl > 0 && ttl <= 1_000, `a short TTL (${ttl} ms)`);
+    assert.equal(await s.get(key), undefined);
+    // Once the clock has passed the token, a delete removes the key outright.
+    now += 1;
+    const second = await s.begin({ key, fingerprint: 'f', ...lease });
+    assert.ok(second.kind === 'acquired' && second.token === first.token + 1);
+    now += 1;
+    assert.equal(await s.delete(key), true);
+    assert.equal(await redis.admin.exists(s.keys.record(key)), 0);
   });
 
   it('work through a redis.client with a keyPrefix, stats included', async () => {
