@@ -153,7 +153,7 @@ describe('RedisStore records', () => {
     await assert.rejects(s.begin({ key: cut, fingerprint: 'a-fingerprint', ...lease }), isCorruptRecordError);
     await assert.rejects(s.get(cut), isCorruptRecordError);
     const noOutcome = randomUUID();
-    await redis.admin.set(s.keys.record(noOutcome), bytes.subarray(0, 39 + 13 + 2), 'PX', 60_000);
+    await redis.admin.set(s.keys.record(noOutcome), bytes.subarray(0, 43 + 13 + 2), 'PX', 60_000);
     await assert.rejects(
       s.begin({ key: noOutcome, fingerprint: 'a-fingerprint', ...lease }),
       isCorruptRecordError,
@@ -207,7 +207,7 @@ describe('RedisStore records', () => {
     assert.equal(String.fromCharCode(tomb[1]!), 'r', 'released');
     assert.equal(tomb.readUIntBE(9, 6), first.token, 'the token is kept');
     assert.equal(tomb.readUIntBE(21, 6), now, 'it ends now: gone for every script');
-    assert.equal(tomb.length, 39, 'no fingerprint, no outcome');
+    assert.equal(tomb.length, 43, 'no fingerprint, no outcome');
     const ttl = await redis.admin.pttl(s.keys.record(key));
     assert.ok(ttl > 0 && ttl <= 1_000, `a short TTL (${ttl} ms)`);
     assert.equal(await s.get(key), undefined);

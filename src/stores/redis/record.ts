@@ -28,7 +28,7 @@ import type {
  */
 export const LAYOUT = 2;
 /** Bytes before the fingerprint. */
-export const FIXED = 39;
+export const FIXED = 43;
 
 const HEADER_NAMES: readonly string[] = [
   'content-type',

@@ -5,7 +5,7 @@
   KEYS[1]  the record, a STRING at <prefix>:{<key>} (layout in lib/record.lua)
   ARGV[1]  fingerprint of the request (at most 65,535 bytes)
   ARGV[2]  leaseMs: how long the claim holds before another caller may take over
-  ARGV[3]  retentionMs: how long the in-progress record is kept
+  ARGV[3]  retentionMs: how long the in-progress record is kept (the key's TTL adds the lease: see lib/record.lua)
   ARGV[4]  now in ms since the epoch, or '' to read the server's TIME
 
   Returns one of
@@ -36,8 +36,9 @@ if v and expiresAt > now and state ~= R then
   -- The owner's lease ran out (it crashed or stalled): take over, keeping the fingerprint, the waiters and the
   -- creation time, counting the attempt and raising the token.
   token = math.max(token + 1, now)
-  save(key, now, P, waiters, fingerprint, attempt + 1, token, now + tonumber(ARGV[2]),
-    now + tonumber(ARGV[3]), createdAt, 0, '')
+  local leaseMs = tonumber(ARGV[2])
+  save(key, now, P, waiters, fingerprint, attempt + 1, token, now + leaseMs, now + tonumber(ARGV[3]), createdAt, 0,
+    '', leaseMs)
   return { 1, token, attempt + 1, 1 }
 end
 
@@ -48,6 +49,7 @@ elseif expiresAt <= now then
   attempt, createdAt = 0, now
 end
 token = math.max(token + 1, now)
-save(key, now, P, 0, fingerprint, attempt + 1, token, now + tonumber(ARGV[2]), now + tonumber(ARGV[3]),
-  createdAt, 0, '')
+local leaseMs = tonumber(ARGV[2])
+save(key, now, P, 0, fingerprint, attempt + 1, token, now + leaseMs, now + tonumber(ARGV[3]), createdAt, 0, '',
+  leaseMs)
 return { 1, token, attempt + 1, 0 }

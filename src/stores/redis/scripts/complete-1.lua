@@ -16,7 +16,17 @@
 --@include clock
 --@include record
 --@include fence now=ARGV[3]
-save(KEYS[1], now, C, 0, string.sub(v, FIXED + 1, FIXED + fpLen), attempt, token, leaseUntil,
-  now + tonumber(ARGV[2]), createdAt, now, ARGV[5])
+local fp = string.sub(v, FIXED + 1, FIXED + fpLen)
+local ends, expires = expiresAt + keep, now + tonumber(ARGV[2])
+if expires <= ends and ends - expires <= keep and not old then
+  -- The claim's TTL covers this retention, by no more than the claim's own slack (its lease): the value is
+  -- replaced, the key's expiry left as it is. A much shorter retention gets a TTL of its own instead.
+  redis.call('SET', KEYS[1],
+    struct.pack(LAYOUT, 2, C, 0, fpLen, attempt, token, leaseUntil, expires, createdAt, now, ends - expires)
+      .. fp .. ARGV[5],
+    'KEEPTTL')
+else
+  save(KEYS[1], now, C, 0, fp, attempt, token, leaseUntil, expires, createdAt, now, ARGV[5], 0)
+end
 if waiters ~= 0 and ARGV[4] ~= '' then redis.call('PUBLISH', ARGV[4], 'c') end
 return { 5 }

@@ -22,7 +22,7 @@ local v, state, waiters, fpLen, attempt, token, leaseUntil, expiresAt, createdAt
 if v == nil then return state end
 if not v then return 0 end
 if token >= now then
-  save(key, now, R, 0, '', attempt, token, leaseUntil, now, createdAt, 0, '')
+  save(key, now, R, 0, '', attempt, token, leaseUntil, now, createdAt, 0, '', 0)
 else
   redis.call('DEL', key)
 end

@@ -16,7 +16,7 @@
 --@include record
 --@include fence now=ARGV[2]
 -- The state byte is patched in place (SETRANGE keeps the TTL); a 0.1 HASH is first written in layout 2.
-if old then redis.call('SET', KEYS[1], v, 'PX', ttl(now, token, expiresAt)) end
+if old then redis.call('SET', KEYS[1], v, 'KEEPTTL') end
 redis.call('SETRANGE', KEYS[1], 1, 'r')
 if waiters ~= 0 and ARGV[3] ~= '' then redis.call('PUBLISH', ARGV[3], 'r') end
 return { 5 }

@@ -15,9 +15,10 @@
 --@include clock
 --@include record
 --@include fence now=ARGV[3]
--- The lease field (bytes 15-20) is patched in place (SETRANGE keeps the TTL); a 0.1 HASH is first rewritten.
+-- The lease field (bytes 15-20) is patched in place (SETRANGE keeps the TTL); a 0.1 HASH is first rewritten
+-- in layout 2, keeping its TTL.
 local leaseEnd = now + tonumber(ARGV[2])
 if leaseEnd >= U48 then error('oncely: a lease end that does not fit the record layout') end
-if old then redis.call('SET', KEYS[1], v, 'PX', ttl(now, token, expiresAt)) end
+if old then redis.call('SET', KEYS[1], v, 'KEEPTTL') end
 redis.call('SETRANGE', KEYS[1], 15, struct.pack('>I6', leaseEnd))
 return { 5 }

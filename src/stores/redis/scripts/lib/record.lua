@@ -1,6 +1,6 @@
 --[[
   record (fragment, `--@include record`): layout 2 of a record, ONE STRING per key at <prefix>:{<key>}, read with
-  one GET and written with one SET … PX (or patched in place with SETRANGE, which keeps the TTL).
+  one GET and written with one SET (PX, or KEEPTTL when the TTL already fits) or patched in place with SETRANGE.
 
   Bytes, big-endian, times in ms since the epoch:
      0  u8   layout: 2 (oncely 0.1 wrote a HASH instead, read below as if it were this layout)
@@ -14,18 +14,21 @@
     21  u48  expires at: the record's logical end
     27  u48  created at
     33  u48  completed at (0 unless completed)
-    39  F    fingerprint
-  39+F  …    outcome of a completed record: written by the client, handed back to it as it is, never read here
+    39  u32  keep: how long the key outlives its logical end; its TTL runs to expires at + keep
+    43  F    fingerprint
+  43+F  …    outcome of a completed record: written by the client, handed back to it as it is, never read here
              (status, encoding, storage, headers, body; see src/stores/redis/record.ts)
 
-  The key's TTL runs to max(expires at, token + 1), at least 1 s: past its logical end a record is treated as
-  gone, but while the clock has not passed its token it stays, so the next claim (max(token + 1, now)) out-ranks
-  it.
+  The TTL (save below) runs to max(expires at, token + 1, now + 1 s), plus a claim's lease: past its logical end a
+  record is gone for every script, but while the clock has not passed its token the key stays, so the next claim
+  (max(token + 1, now)) out-ranks it; the second keeps a tombstone alive when a test clock lags real time (Redis'
+  own expiry clock); the lease lets a complete within it keep the TTL (SET KEEPTTL, no change to the expiry
+  table) when its retention is not longer than the claim's.
 
-  Defines: P, C, R (state bytes), FIXED (39), load(key), save(...), ttl(...).
+  Defines: P, C, R (state bytes), FIXED (43), LAYOUT, U48, load(key), save(...).
 ]]
-local LAYOUT = '>BBBHI4I6I6I6I6I6'
-local FIXED = 39
+local LAYOUT = '>BBBHI4I6I6I6I6I6I4'
+local FIXED = 43
 local P, C, R = 112, 99, 114
 local U48 = 281474976710656
 
@@ -75,8 +78,9 @@ local function legacy(key)
     parts[#parts + 1] = h[11]
     completedAt, outcome = tonumber(h[8]), table.concat(parts)
   end
+  -- keep 0: 0.1 set the key's TTL to the record's logical end.
   return struct.pack(LAYOUT, 2, state, 1, #h[2], tonumber(h[4]), tonumber(h[3]), tonumber(h[5]), tonumber(h[6]),
-    tonumber(h[7]), completedAt) .. h[2] .. outcome
+    tonumber(h[7]), completedAt, 0) .. h[2] .. outcome
 end
 
 -- The record at key: its bytes and fixed fields, then whether it is a 0.1 HASH; false when the key holds
@@ -90,30 +94,26 @@ local function load(key)
   end
   if not v then return false end
   if #v < FIXED or string.byte(v, 1) ~= 2 then return nil, { -1, 'a string that is not a layout 2 record' } end
-  local _, state, waiters, fpLen, attempt, token, leaseUntil, expiresAt, createdAt, completedAt =
+  local _, state, waiters, fpLen, attempt, token, leaseUntil, expiresAt, createdAt, completedAt, keep =
     struct.unpack(LAYOUT, v)
   if #v < FIXED + fpLen or (state ~= P and state ~= C and state ~= R) then
     return nil, { -1, 'a malformed layout 2 record' }
   end
-  return v, state, waiters, fpLen, attempt, token, leaseUntil, expiresAt, createdAt, completedAt, old
+  return v, state, waiters, fpLen, attempt, token, leaseUntil, expiresAt, createdAt, completedAt, keep, old
 end
 
--- How long the key must live from now: to its logical end, or until the clock passes its token if later; at
--- least a second, so a tombstone of a few ms outlives the script even when the store runs on a test clock
--- that real time (Redis' own expiry clock) overtakes. Past its logical end a record is gone for every script.
-local function ttl(now, token, expiresAt)
-  return math.max(math.max(expiresAt, token + 1) - now, 1000)
-end
-
--- Writes a whole record (SET replaces a 0.1 HASH too) with its TTL.
+-- Writes a whole record (SET replaces a 0.1 HASH too) with its TTL: to max(expiresAt, token + 1, now + 1 s),
+-- plus slack (a claim's lease; 0 otherwise). The fingerprint fp is given as it is stored.
 local function save(key, now, state, waiters, fp, attempt, token, leaseUntil, expiresAt, createdAt, completedAt,
-                    outcome)
+                    outcome, slack)
+  local ends = math.max(expiresAt, token + 1, now + 1000) + slack
+  local keep = math.min(ends - expiresAt, 4294967295)
   if math.max(token, leaseUntil, expiresAt, createdAt, completedAt) >= U48 or attempt >= 4294967296
     or #fp > 65535 then
     error('oncely: a time, token, attempt or fingerprint does not fit the record layout')
   end
   redis.call('SET', key,
-    struct.pack(LAYOUT, 2, state, waiters, #fp, attempt, token, leaseUntil, expiresAt, createdAt, completedAt)
+    struct.pack(LAYOUT, 2, state, waiters, #fp, attempt, token, leaseUntil, expiresAt, createdAt, completedAt, keep)
       .. fp .. outcome,
-    'PX', ttl(now, token, expiresAt))
+    'PX', expiresAt + keep - now)
 end
