@@ -91,6 +91,32 @@ describe('RedisStore records', () => {
     );
   });
 
+  it('keep a TTL that covers the logical end: kept by a complete within the claim, set anew otherwise', async () => {
+    const s = store();
+    const ttl = (key: string) => redis.admin.pttl(s.keys.record(key));
+    const claim = async (key: string) => {
+      const r = await s.begin({ key, fingerprint: 'f', leaseMs: 10_000, retentionMs: 60_000 });
+      assert.ok(r.kind === 'acquired');
+      return r.token;
+    };
+    const done = (key: string, token: number, retentionMs: number) =>
+      s.complete({ key, token, outcome: outcome(new Uint8Array(1)), retentionMs });
+    // The claim's TTL is its retention plus its lease.
+    const same = randomUUID();
+    const token = await claim(same);
+    const claimed = await ttl(same);
+    assert.ok(claimed > 60_000 && claimed <= 70_000, `claim TTL ${claimed}`);
+    // The same retention, within the lease: the TTL is left as it is (and still covers the new end).
+    await done(same, token, 60_000);
+    const kept = await ttl(same);
+    assert.ok(kept > 60_000 && kept <= claimed, `kept TTL ${kept}`);
+    // A longer retention than the claim's TTL: a TTL of its own, covering it.
+    const longer = randomUUID();
+    await done(longer, await claim(longer), 120_000);
+    const extended = await ttl(longer);
+    assert.ok(extended > 110_000 && extended <= 120_000, `extended TTL ${extended}`);
+  });
+
   it('store body bytes raw (no base64, no JSON) and give them back byte for byte', async () => {
     const s = store();
     const key = randomUUID();
@@ -211,6 +237,20 @@ describe('RedisStore records', () => {
     const ttl = await redis.admin.pttl(s.keys.record(key));
     assert.ok(ttl > 0 && ttl <= 1_000, `a short TTL (${ttl} ms)`);
     assert.equal(await s.get(key), undefined);
+    // Tokens more than the 1 s floor ahead of the clock (1,200 claims in one millisecond): the tombstone's TTL
+    // still runs until the clock passes the token.
+    const busy = randomUUID();
+    let last = 0;
+    for (let i = 0; i < 1_200; i++) {
+      const r = await s.begin({ key: busy, fingerprint: 'f', ...lease });
+      assert.ok(r.kind === 'acquired');
+      last = r.token;
+      await s.release({ key: busy, token: r.token });
+    }
+    assert.equal(last, now + 1_199);
+    assert.equal(await s.delete(busy), true);
+    const busyTtl = await redis.admin.pttl(s.keys.record(busy));
+    assert.ok(busyTtl > 1_150 && busyTtl <= 1_200, `TTL to the token (${busyTtl} ms)`);
     // Once the clock has passed the token, a delete removes the key outright.
     now += 1;
     const second = await s.begin({ key, fingerprint: 'f', ...lease });
