@@ -7,7 +7,7 @@ import { median } from './report.js';
 
 /** One script measured alone: `INFO commandstats` of EVALSHA over `CALLS` calls, reset before each. */
 export interface ScriptCost {
-  readonly layer: 'oncely' | 'oncely 0.1' | 'minimal';
+  readonly layer: 'oncely' | 'oncely, time as an argument' | 'oncely 0.1' | 'minimal';
   readonly name: string;
   /** Redis µs per call (`usec_per_call` of evalsha), one value per round. */
   readonly usPerCall: number[];
@@ -76,6 +76,25 @@ export function scriptCases(bench: Bench): { cases: Case[]; run: (step: Step) =>
       retentionMs: RETENTION_MS,
     });
 
+  // The same scripts with the time passed in (as tests do): what reading TIME costs.
+  const timed = new RedisStore({ client: bench.client, prefix: 'cost-clock', clock: Date.now });
+  const timedBegin = (round: string, i: number) =>
+    timed.begin({
+      key: key(round, i),
+      fingerprint: FINGERPRINT,
+      leaseMs: LEASE_MS,
+      retentionMs: RETENTION_MS,
+    });
+  const timedClaims = async (round: string) => {
+    const tokens: number[] = [];
+    await each(async (i) => {
+      const r = await timedBegin(round, i);
+      if (r.kind !== 'acquired') throw new Error(`expected acquired, got ${r.kind}`);
+      tokens[i] = r.token;
+    });
+    return tokens;
+  };
+
   const old = legacy(bench.client);
   const oldKey = (round: string, i: number) => `old:{${key(round, i)}}`;
   const minKey = (round: string, i: number) => `${round}-${i}`;
@@ -137,6 +156,31 @@ export function scriptCases(bench: Bench): { cases: Case[]; run: (step: Step) =>
       prepare: async (round) => {
         await completed(round);
         return (i) => store.delete(key(round, i));
+      },
+    },
+    {
+      layer: 'oncely, time as an argument',
+      name: 'begin: acquire a new key',
+      prepare: async (round) => (i) => timedBegin(round, i),
+    },
+    {
+      layer: 'oncely, time as an argument',
+      name: 'complete (200 B body)',
+      prepare: async (round) => {
+        const tokens = await timedClaims(round);
+        return (i) =>
+          timed.complete({ key: key(round, i), token: tokens[i]!, outcome, retentionMs: RETENTION_MS });
+      },
+    },
+    {
+      layer: 'oncely, time as an argument',
+      name: 'begin: replay',
+      prepare: async (round) => {
+        const tokens = await timedClaims(round);
+        await each((i) =>
+          timed.complete({ key: key(round, i), token: tokens[i]!, outcome, retentionMs: RETENTION_MS }),
+        );
+        return (i) => timedBegin(round, i);
       },
     },
     {
@@ -239,11 +283,13 @@ export function scriptCostTable(costs: readonly ScriptCost[], rounds: number): s
       .join(', ');
   const fresh = {
     oncely: perRequest('oncely'),
+    timed: perRequest('oncely, time as an argument'),
     old: perRequest('oncely 0.1'),
     minimal: perRequest('minimal'),
   };
   const replay = {
     oncely: find('oncely', 'begin: replay'),
+    timed: find('oncely, time as an argument', 'begin: replay'),
     old: find('oncely 0.1', 'begin: replay'),
     minimal: find('minimal', 'begin: replay'),
   };
@@ -253,7 +299,9 @@ export function scriptCostTable(costs: readonly ScriptCost[], rounds: number): s
     'order. The 2 cores are shared with other work, which only ever adds time, so the least-disturbed round',
     '(the minimum) is the estimate; the median shows the noise. Records are written as the engine writes them (a 43-character',
     'fingerprint, a 200-byte JSON body with `content-type: application/json`), time from Redis `TIME`.',
-    '**oncely 0.1** runs the previous release’s scripts (one HASH per record) and **minimal** the two-script layer',
+    '**oncely, time as an argument** passes the time in (as the tests’ clock does) instead of reading `TIME`: the',
+    'difference is what the server clock costs. **oncely 0.1** runs the previous release’s scripts (one HASH per',
+    'record) and **minimal** the two-script layer',
     'of `bench/http/minimal.ts` (no fencing, lease, clock or expiry), on the same server in the same run.',
     '',
     '| layer | script call | Redis µs per call, min (median) | calls inside the script |',
@@ -262,10 +310,17 @@ export function scriptCostTable(costs: readonly ScriptCost[], rounds: number): s
     '',
     'Per request, from the minima above:',
     '',
-    '| per request | oncely µs | oncely 0.1 µs | minimal µs | oncely / minimal | 0.1 / minimal |',
-    '| --- | --- | --- | --- | --- | --- |',
-    `| new request (begin + complete) | ${fresh.oncely.toFixed(2)} | ${fresh.old.toFixed(2)} | ${fresh.minimal.toFixed(2)} | **${(fresh.oncely / fresh.minimal).toFixed(2)}×** | ${(fresh.old / fresh.minimal).toFixed(2)}× |`,
-    `| replay (begin) | ${replay.oncely.toFixed(2)} | ${replay.old.toFixed(2)} | ${replay.minimal.toFixed(2)} | **${(replay.oncely / replay.minimal).toFixed(2)}×** | ${(replay.old / replay.minimal).toFixed(2)}× |`,
+    '| per request | oncely µs | oncely, time as an argument µs | oncely 0.1 µs | minimal µs | oncely / minimal | time as an argument / minimal | 0.1 / minimal |',
+    '| --- | --- | --- | --- | --- | --- | --- | --- |',
+    ...(
+      [
+        ['new request (begin + complete)', fresh],
+        ['replay (begin)', replay],
+      ] as const
+    ).map(
+      ([name, r]) =>
+        `| ${name} | ${r.oncely.toFixed(2)} | ${r.timed.toFixed(2)} | ${r.old.toFixed(2)} | ${r.minimal.toFixed(2)} | **${(r.oncely / r.minimal).toFixed(2)}×** | ${(r.timed / r.minimal).toFixed(2)}× | ${(r.old / r.minimal).toFixed(2)}× |`,
+    ),
   ].join('\n');
 }
 
