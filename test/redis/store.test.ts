@@ -155,6 +155,34 @@ describe('RedisStore records', () => {
     );
   });
 
+  it('read the server time off the key TTL when the key holds a record, TIME otherwise (no TTL included)', async () => {
+    const s = store();
+    for (const persist of [false, true]) {
+      const key = randomUUID();
+      const first = await s.begin({ key, fingerprint: 'f', leaseMs: 300, retentionMs: 60_000 });
+      assert.ok(first.kind === 'acquired');
+      if (persist) await redis.admin.persist(s.keys.record(key));
+      const duplicate = await s.begin({ key, fingerprint: 'f', leaseMs: 300, retentionMs: 60_000 });
+      assert.ok(duplicate.kind === 'inProgress');
+      assert.ok(
+        duplicate.retryAfterMs > 200 && duplicate.retryAfterMs <= 300,
+        `${duplicate.retryAfterMs} ms left`,
+      );
+      await new Promise((resolve) => setTimeout(resolve, 320));
+      const before = await serverNow();
+      const takeover = await s.begin({ key, fingerprint: 'f', leaseMs: 10_000, retentionMs: 60_000 });
+      const after = await serverNow();
+      assert.ok(takeover.kind === 'acquired' && takeover.takeover, `takeover (persist: ${persist})`);
+      // The token follows the time the script decided by: the server's, to the millisecond it may straddle.
+      assert.ok(
+        takeover.token >= before - 1 && takeover.token <= after + 1,
+        `token ${takeover.token} within [${before}, ${after}] (persist: ${persist})`,
+      );
+      const record = await s.get(key);
+      assert.ok(record && Math.abs(record.leaseUntil - (takeover.token + 10_000)) <= 1);
+    }
+  });
+
   it('a key holding something else is reported corrupt, never replayed', async () => {
     const s = store();
     const notOurs = randomUUID();

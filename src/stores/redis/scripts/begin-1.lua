@@ -24,10 +24,10 @@
 --@include record
 local key = KEYS[1]
 local fingerprint = ARGV[1]
-local now = clock(ARGV[4])
 
-local v, state, waiters, fpLen, attempt, token, leaseUntil, expiresAt, createdAt = load(key)
+local v, state, waiters, fpLen, attempt, token, leaseUntil, expiresAt, createdAt, completedAt, keep = load(key)
 if v == nil then return state end
+local now = clock(ARGV[4], key, v and expiresAt + keep)
 
 if v and expiresAt > now and state ~= R then
   if fpLen ~= #fingerprint or string.sub(v, FIXED + 1, FIXED + fpLen) ~= fingerprint then return { 3 } end

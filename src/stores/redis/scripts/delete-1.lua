@@ -17,10 +17,10 @@
 --@include clock
 --@include record
 local key = KEYS[1]
-local now = clock(ARGV[1])
-local v, state, waiters, fpLen, attempt, token, leaseUntil, expiresAt, createdAt = load(key)
+local v, state, waiters, fpLen, attempt, token, leaseUntil, expiresAt, createdAt, completedAt, keep = load(key)
 if v == nil then return state end
 if not v then return 0 end
+local now = clock(ARGV[1], key, expiresAt + keep)
 if token >= now then
   save(key, now, R, 0, '', attempt, token, leaseUntil, now, createdAt, 0, '', 0)
 else

@@ -11,8 +11,7 @@
 ]]
 --@include clock
 --@include record
-local now = clock(ARGV[1])
-local v, state, waiters, fpLen, attempt, token, leaseUntil, expiresAt = load(KEYS[1])
+local v, state, waiters, fpLen, attempt, token, leaseUntil, expiresAt, createdAt, completedAt, keep = load(KEYS[1])
 if v == nil then return state end
-if not v or expiresAt <= now then return nil end
+if not v or expiresAt <= clock(ARGV[1], KEYS[1], expiresAt + keep) then return nil end
 return v

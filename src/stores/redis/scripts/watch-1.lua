@@ -13,10 +13,9 @@
 ]]
 --@include clock
 --@include record
-local now = clock(ARGV[1])
-local v, state, waiters, fpLen, attempt, token, leaseUntil, expiresAt = load(KEYS[1])
+local v, state, waiters, fpLen, attempt, token, leaseUntil, expiresAt, createdAt, completedAt, keep = load(KEYS[1])
 if v == nil then return state end
-if not v or state ~= P or expiresAt <= now then return 0 end
+if not v or state ~= P or expiresAt <= clock(ARGV[1], KEYS[1], expiresAt + keep) then return 0 end
 -- Byte 2, patched in place (SETRANGE keeps the TTL). A 0.1 HASH is left alone: it counts as waited on.
 if waiters == 0 then redis.call('SETRANGE', KEYS[1], 2, '\1') end
 return 1
