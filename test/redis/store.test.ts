@@ -212,6 +212,20 @@ describe('RedisStore records', () => {
       s.begin({ key: noOutcome, fingerprint: 'a-fingerprint', ...lease }),
       isCorruptRecordError,
     );
+    // An in-progress record with bytes after its fingerprint: complete refuses to append an outcome to it.
+    const trailing = randomUUID();
+    const claim = await s.begin({ key: trailing, fingerprint: 'a-fingerprint', ...lease });
+    assert.ok(claim.kind === 'acquired');
+    await redis.admin.append(s.keys.record(trailing), 'junk');
+    await assert.rejects(
+      s.complete({
+        key: trailing,
+        token: claim.token,
+        outcome: outcome(new Uint8Array(1)),
+        retentionMs: 60_000,
+      }),
+      isCorruptRecordError,
+    );
   });
 
   it('publish a completion notice only when a waiter registered on the record', async () => {

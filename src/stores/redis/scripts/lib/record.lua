@@ -1,6 +1,7 @@
 --[[
   record (fragment, `--@include record`): layout 2 of a record, ONE STRING per key at <prefix>:{<key>}, read with
-  one GET and written with one SET (PX, or KEEPTTL when the TTL already fits) or patched in place with SETRANGE.
+  one GET, written whole with one SET … PX by a claim (an in-progress record is small), patched in place with
+  SETRANGE (release, renew, the waiter mark) and completed by patching its header and APPENDing the outcome.
 
   Bytes, big-endian, times in ms since the epoch:
      0  u8   layout: 2 (oncely 0.1 wrote a HASH instead, read below as if it were this layout)
@@ -22,8 +23,9 @@
   The TTL (save below) runs to max(expires at, token + 1, now + 1 s), plus a claim's lease: past its logical end a
   record is gone for every script, but while the clock has not passed its token the key stays, so the next claim
   (max(token + 1, now)) out-ranks it; the second keeps a tombstone alive when a test clock lags real time (Redis'
-  own expiry clock); the lease lets a complete within it keep the TTL (SET KEEPTTL, no change to the expiry
-  table) when its retention is not longer than the claim's.
+  own expiry clock); the lease lets a complete within it keep the TTL (no PEXPIRE, no change to the expiry
+  table) when its retention is not longer than the claim's. Since expires at + keep is where the TTL ends, the
+  scripts read the server time off the TTL (lib/clock.lua).
 
   Defines: P, C, R (state bytes), FIXED (43), LAYOUT, U48, load(key), save(...).
 ]]
