@@ -117,6 +117,25 @@ describe('RedisStore records', () => {
     assert.ok(extended > 110_000 && extended <= 120_000, `extended TTL ${extended}`);
   });
 
+  it('take at most 2.25 times a 200-byte body in memory, completed through the engine path', async () => {
+    // MEMORY USAGE of a record as the HTTP adapters make it: a 43-character fingerprint, content-type JSON. 424 B
+    // on Redis 7.0 with jemalloc; a value left with room to grow (APPEND) or a HASH (0.1: 1,152 B) fails this.
+    const s = store();
+    const key = randomUUID();
+    const first = await s.begin({ key, fingerprint: 'x'.repeat(43), ...lease });
+    assert.ok(first.kind === 'acquired');
+    const json: StoredOutcome = {
+      status: 201,
+      headers: [['content-type', 'application/json']],
+      body: Buffer.alloc(200, 0x61),
+      encoding: 'identity',
+      storage: 'inline',
+    };
+    await s.complete({ key, token: first.token, outcome: json, retentionMs: 60_000 });
+    const usage = Number(await redis.admin.memory('USAGE', s.keys.record(key), 'SAMPLES', '0'));
+    assert.ok(usage <= 450, `MEMORY USAGE ${usage} B`);
+  });
+
   it('store body bytes raw (no base64, no JSON) and give them back byte for byte', async () => {
     const s = store();
     const key = randomUUID();

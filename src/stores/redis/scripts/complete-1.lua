@@ -16,20 +16,24 @@
 --@include clock
 --@include record
 --@include fence now=ARGV[3]
--- An in-progress record is its header and fingerprint, nothing after: the outcome is appended to it as it is
--- and the header patched in place, never the whole value rebuilt in Lua (measured: building a ~300-byte string
--- costs Redis more than the two calls). A 0.1 HASH is first written in layout 2, keeping its TTL.
+-- An in-progress record is its header and fingerprint, nothing after. The completed record is written whole,
+-- with one SET: appending the outcome to the value in place (SETRANGE + APPEND) costs Redis a little less, but
+-- APPEND leaves the string with room to grow (Redis doubles it), which measured 744 B instead of 424 B for a
+-- 200-byte body. SET replaces a 0.1 HASH too.
 if #v ~= FIXED + fpLen then return { -1, 'an in-progress record with bytes after its fingerprint' } end
 local ends, expires = expiresAt + keep, now + tonumber(ARGV[2])
 -- The claim's TTL covers this retention, by no more than the claim's own slack (its lease): the key's expiry is
--- left as it is. Otherwise a TTL of its own, to the new end (and past the token, at least 1 s: lib/record.lua).
+-- left as it is (KEEPTTL). Otherwise a TTL of its own, to the new end (and past the token, at least 1 s).
 local ownTtl = expires > ends or ends - expires > keep
 if ownTtl then ends = math.max(expires, token + 1, now + 1000) end
 if ends >= U48 then error('oncely: a retention that does not fit the record layout') end
-if old then redis.call('SET', KEYS[1], v, 'KEEPTTL') end
-if ownTtl then redis.call('PEXPIRE', KEYS[1], ends - now) end
-redis.call('SETRANGE', KEYS[1], 0,
-  struct.pack(LAYOUT, 2, C, 0, fpLen, attempt, token, leaseUntil, expires, createdAt, now, ends - expires))
-redis.call('APPEND', KEYS[1], ARGV[5])
+local record =
+  struct.pack(LAYOUT, 2, C, 0, fpLen, attempt, token, leaseUntil, expires, createdAt, now, ends - expires)
+    .. string.sub(v, FIXED + 1) .. ARGV[5]
+if ownTtl then
+  redis.call('SET', KEYS[1], record, 'PX', ends - now)
+else
+  redis.call('SET', KEYS[1], record, 'KEEPTTL')
+end
 if waiters ~= 0 and ARGV[4] ~= '' then redis.call('PUBLISH', ARGV[4], 'c') end
 return { 5 }

@@ -1,7 +1,7 @@
 --[[
   record (fragment, `--@include record`): layout 2 of a record, ONE STRING per key at <prefix>:{<key>}, read with
-  one GET, written whole with one SET … PX by a claim (an in-progress record is small), patched in place with
-  SETRANGE (release, renew, the waiter mark) and completed by patching its header and APPENDing the outcome.
+  one GET, written whole with one SET (… PX, or … KEEPTTL when a complete keeps the claim's TTL) by a claim, a
+  complete and a delete's tombstone, and patched in place with SETRANGE (release, renew, the waiter mark).
 
   Bytes, big-endian, times in ms since the epoch:
      0  u8   layout: 2 (oncely 0.1 wrote a HASH instead, read below as if it were this layout)
