@@ -76,8 +76,11 @@ export function throughputTable(
 
 export function memoryTable(rows: readonly MemoryRow[]): string {
   return [
-    '`MEMORY USAGE <key> SAMPLES 0` of completed records written through the Engine (bodies of 1 KiB and more are',
-    'brotli-compressed by `sealOutcome`), median of 200 records each; keys are the 43-character hashes the engine makes.',
+    '`MEMORY USAGE <key> SAMPLES 0` on a default-configured Redis of records written through the Engine (bodies of',
+    '1 KiB and more are brotli-compressed by `sealOutcome`, the headers are `content-type: application/json`), median',
+    'of 200 records each; keys are the 43-character hashes the engine makes. The HTTP adapters send a 43-character',
+    "fingerprint (SHA-256); `fingerprint 'f'` repeats the earlier tables' setting. The oncely 0.1 rows store the same",
+    'outcomes with 0.1’s own scripts (a HASH per record), for comparison.',
     '',
     '| record | raw body | body as stored | whole record | record / raw body | Redis encoding |',
     '| --- | --- | --- | --- | --- | --- |',

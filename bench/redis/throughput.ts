@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { RedisStore } from '../../src/stores/redis/index.js';
+import { minimalLayer } from '../http/minimal.js';
 import { type Bench, engineKey, jsonBody, newEngine, outcomeOf } from './fixtures.js';
 
 export interface Scenario {
@@ -35,6 +36,12 @@ export async function scenarios(bench: Bench): Promise<Scenario[]> {
     await engine.execute({ key, fingerprint: 'f', run: async () => body, settle, retentionMs: 3_600_000 });
   }
   const lease = { fingerprint: 'f', leaseMs: 30_000, retentionMs: RETENTION_MS };
+  const minimal = minimalLayer(bench.client);
+  const text = body.toString();
+  for (const key of replayKeys) {
+    await minimal.start(`replay-${key}`, 'f');
+    await minimal.complete(`replay-${key}`, text);
+  }
   return [
     { name: 'baseline: SET (1 round trip)', op: () => bench.client.set(fresh(), body, 'PX', RETENTION_MS) },
     {
@@ -50,6 +57,22 @@ export async function scenarios(bench: Bench): Promise<Scenario[]> {
       name: 'store: replay (begin)',
       op: async (i) => {
         const r = await store.begin({ key: replayKeys[i % REPLAY_POOL]!, ...lease });
+        if (r.kind !== 'replay') throw new Error(`expected replay, got ${r.kind}`);
+      },
+    },
+    {
+      name: 'minimal layer: new request (2 scripts)',
+      op: async () => {
+        const key = fresh();
+        const r = await minimal.start(key, 'f');
+        if (r.kind !== 'run') throw new Error(`expected run, got ${r.kind}`);
+        await minimal.complete(key, text);
+      },
+    },
+    {
+      name: 'minimal layer: replay (1 script)',
+      op: async (i) => {
+        const r = await minimal.start(`replay-${replayKeys[i % REPLAY_POOL]!}`, 'f');
         if (r.kind !== 'replay') throw new Error(`expected replay, got ${r.kind}`);
       },
     },

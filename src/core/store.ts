@@ -196,7 +196,10 @@ export interface PurgeOptions {
 }
 
 /**
- * The next fencing token: strictly above the previous one and, after a record expired and was created anew,
- * still above any token handed out before (it follows the store's clock), so a zombie owner is never un-fenced.
+ * The next fencing token: strictly above `previous`, the highest token the key ever had, and never below the
+ * store's clock. A store may forget a removed record's token (expired, deleted, evicted) only once its clock has
+ * passed it, because from then on `now` alone out-ranks it; until then it keeps it (a tombstone) and passes it
+ * here. So no token is handed out twice per key and a removed record's owner stays fenced (conformance:
+ * cases/fencing.ts).
  */
 export const nextFencingToken = (previous: number, nowMs: number): number => Math.max(previous + 1, nowMs);

@@ -44,6 +44,9 @@ export class MemoryStore implements Store {
   // Completed and released records in least-recently-used order (a Map iterates in insertion order).
   readonly #settled = new Map<string, MutableRecord>();
   readonly #waiters = new Map<string, Set<() => void>>();
+  // The token of a record that is gone (deleted, expired, evicted) while the clock had not passed it yet: the next
+  // claim must still out-rank it (see `#forget`). Entries live about a millisecond; `sweep` drops stale ones.
+  readonly #tombstones = new Map<string, number>();
   readonly #sweeper: NodeJS.Timeout | undefined;
   // Where eviction resumes: one live iterator over `#settled`, oldest first, kept across calls. A fresh iteration
   // per eviction walks the holes V8's hash table keeps for deleted entries until it rehashes: with the store at
@@ -74,7 +77,8 @@ export class MemoryStore implements Store {
     const record = this.#find(key, now);
     if (record === undefined || record.state === 'released') {
       this.#settled.delete(key);
-      const token = nextFencingToken(record?.token ?? 0, now);
+      const token = nextFencingToken(record?.token ?? this.#tombstones.get(key) ?? 0, now);
+      this.#tombstones.delete(key);
       const attempt = (record?.attempt ?? 0) + 1;
       this.#active.set(key, {
         key,
@@ -113,15 +117,16 @@ export class MemoryStore implements Store {
     record.outcome = copyOutcome(outcome);
     record.completedAt = now;
     record.expiresAt = now + retentionMs;
-    this.#settle(record);
+    this.#settle(record, now);
     return { kind: 'ok' };
   }
 
   async release({ key, token }: ReleaseInput): Promise<TransitionResult> {
-    const record = this.#owned(key, token, this.#now());
+    const now = this.#now();
+    const record = this.#owned(key, token, now);
     if (record === undefined) return { kind: 'fenced' };
     record.state = 'released';
-    this.#settle(record);
+    this.#settle(record, now);
     return { kind: 'ok' };
   }
 
@@ -140,11 +145,11 @@ export class MemoryStore implements Store {
   }
 
   async delete(key: string): Promise<boolean> {
-    const existed = this.#find(key, this.#now()) !== undefined;
-    this.#active.delete(key);
-    this.#settled.delete(key);
+    const now = this.#now();
+    const record = this.#find(key, now);
+    if (record !== undefined) this.#forget(record, now);
     this.#notify(key);
-    return existed;
+    return record !== undefined;
   }
 
   waitFor(key: string, { timeoutMs, signal }: WaitForOptions): Promise<boolean> {
@@ -188,13 +193,14 @@ export class MemoryStore implements Store {
     const now = this.#now();
     let removed = 0;
     for (const map of [this.#active, this.#settled]) {
-      for (const [key, record] of map) {
+      for (const record of map.values()) {
         if (record.expiresAt <= now) {
-          map.delete(key);
+          this.#forget(record, now);
           removed++;
         }
       }
     }
+    this.#dropStaleTombstones(now);
     return removed;
   }
 
@@ -205,9 +211,27 @@ export class MemoryStore implements Store {
   #find(key: string, now: number): MutableRecord | undefined {
     const record = this.#active.get(key) ?? this.#settled.get(key);
     if (record === undefined || record.expiresAt > now) return record;
-    this.#active.delete(key);
-    this.#settled.delete(key);
+    this.#forget(record, now);
     return undefined;
+  }
+
+  /**
+   * Removes a record (deleted, expired or evicted). A new claim's token is `max(previous + 1, now)`, so once the
+   * clock has passed the record's token, `now` alone out-ranks every token the key ever had and nothing needs
+   * keeping. Until then (the record was claimed this very millisecond, or tokens ran ahead of the clock through
+   * several claims in one millisecond) its token stays behind as a tombstone, or the next claim could get the
+   * same token and the removed record's owner would pass as the new one.
+   */
+  #forget(record: MutableRecord, now: number): void {
+    this.#active.delete(record.key);
+    this.#settled.delete(record.key);
+    if (record.token < now) return;
+    if (this.#tombstones.size >= 1_024) this.#dropStaleTombstones(now);
+    this.#tombstones.set(record.key, Math.max(record.token, this.#tombstones.get(record.key) ?? 0));
+  }
+
+  #dropStaleTombstones(now: number): void {
+    for (const [key, token] of this.#tombstones) if (token < now) this.#tombstones.delete(key);
   }
 
   #owned(key: string, token: number, now: number): MutableRecord | undefined {
@@ -215,16 +239,16 @@ export class MemoryStore implements Store {
     return record?.state === 'inProgress' && record.token === token ? record : undefined;
   }
 
-  #settle(record: MutableRecord): void {
+  #settle(record: MutableRecord, now: number): void {
     this.#active.delete(record.key);
     this.#settled.delete(record.key);
     this.#settled.set(record.key, record);
-    if (this.size > this.#maxEntries) this.#evict(record.key);
+    if (this.size > this.#maxEntries) this.#evict(record.key, now);
     this.#notify(record.key);
   }
 
   /** Evicts settled records, least recently used first, down to the cap; never `keep` (its retry must replay). */
-  #evict(keep: string): void {
+  #evict(keep: string, now: number): void {
     let restarted = false;
     while (this.size > this.#maxEntries) {
       const next = this.#evictionCursor?.next();
@@ -239,7 +263,8 @@ export class MemoryStore implements Store {
         restarted = true;
         continue;
       }
-      this.#settled.delete(next.value);
+      const evicted = this.#settled.get(next.value);
+      if (evicted !== undefined) this.#forget(evicted, now);
     }
   }
 

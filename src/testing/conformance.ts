@@ -1,4 +1,5 @@
 import { expiryCases } from './cases/expiry.js';
+import { fencingCases } from './cases/fencing.js';
 import { propertyCases } from './cases/property.js';
 import { stormCases } from './cases/storms.js';
 import { transitionCases } from './cases/transitions.js';
@@ -6,8 +7,9 @@ import type { ConformanceOptions } from './harness.js';
 
 /**
  * The contract every `Store` must pass, ours and third-party ones alike: transitions and fencing, lease expiry
- * and takeover, retention, concurrency storms, and a model-based property test against a pure model of the
- * state machine. The store must read time from the fake clock it is given (`createStore({ clock })`).
+ * and takeover, retention, tokens that keep rising across delete and expiry, concurrency storms, and a
+ * model-based property test against a pure model of the state machine. The store must read time from the fake
+ * clock it is given (`createStore({ clock })`).
  *
  * @example
  * import { describe, it } from 'vitest'; // or 'node:test'
@@ -18,6 +20,7 @@ export function runStoreConformance(options: ConformanceOptions): void {
   options.harness.describe(`Store conformance: ${options.name}`, () => {
     transitionCases(options);
     expiryCases(options);
+    fencingCases(options);
     stormCases(options);
     propertyCases(options);
   });

@@ -16,6 +16,12 @@ export interface ModelRecord {
 
 export class KeyModel {
   record: ModelRecord | undefined;
+  /**
+   * The highest token ever handed out for the key. It outlives the record (delete, expiry): a new claim gets
+   * `max(highest + 1, now)`, so no token is ever handed out twice. A store may forget it once its clock has
+   * passed it, since `now` alone then out-ranks it.
+   */
+  highestToken = 0;
 
   #live(now: number): ModelRecord | undefined {
     if (this.record !== undefined && this.record.expiresAt <= now) this.record = undefined;
@@ -30,7 +36,8 @@ export class KeyModel {
   ): BeginResult | { kind: 'replayOf'; body: string } {
     const r = this.#live(now);
     if (r === undefined || r.state === 'released') {
-      const token = Math.max((r?.token ?? 0) + 1, now);
+      const token = Math.max(this.highestToken + 1, now);
+      this.highestToken = token;
       const attempt = (r?.attempt ?? 0) + 1;
       this.record = {
         state: 'inProgress',
@@ -47,7 +54,8 @@ export class KeyModel {
     if (r.state === 'completed') return { kind: 'replayOf', body: r.body ?? '' };
     if (r.leaseUntil > now)
       return { kind: 'inProgress', retryAfterMs: r.leaseUntil - now, attempt: r.attempt };
-    r.token = Math.max(r.token + 1, now);
+    r.token = Math.max(this.highestToken + 1, now);
+    this.highestToken = r.token;
     r.attempt += 1;
     r.leaseUntil = now + leaseMs;
     r.expiresAt = now + retentionMs;
@@ -71,6 +79,13 @@ export class KeyModel {
     if (r === undefined) return { kind: 'fenced' };
     r.state = 'released';
     return { kind: 'ok' };
+  }
+
+  /** Removes the record whatever its state; true if there was a live one. The highest token stays known. */
+  delete(now: number): boolean {
+    const existed = this.#live(now) !== undefined;
+    this.record = undefined;
+    return existed;
   }
 
   renew(now: number, token: number, leaseMs: number): TransitionResult {

@@ -131,6 +131,38 @@ describe('PostgresStore', () => {
     await db.pool.query(`DROP SCHEMA "${schema}" CASCADE`);
   });
 
+  it('a delete in the millisecond of the claim leaves a tombstone that purge keeps until the clock passes its token', async () => {
+    const clock = new FakeClock();
+    const store = new PostgresStore({ pool: db.pool, schema: db.schema, clock: clock.now, listen: false });
+    const key = `tomb-${clock.now()}`;
+    const row = async () =>
+      (
+        await db.pool.query(
+          `SELECT state, fingerprint, token, expires_at_ms, body FROM ${db.table('oncely_keys')} WHERE key = $1`,
+          [key],
+        )
+      ).rows[0];
+    const first = await store.begin({ key, ...begin });
+    expect(first.kind).toBe('acquired');
+    if (first.kind !== 'acquired') return;
+    expect(await store.delete(key)).toBe(true);
+    // The token is the clock (claimed this millisecond): the row stays, emptied, so the next claim out-ranks it.
+    expect(await row()).toMatchObject({ state: 'released', fingerprint: '', token: String(first.token) });
+    expect(Number((await row()).expires_at_ms)).toBe(clock.now());
+    expect(await store.get(key)).toBeUndefined();
+    expect(await store.purgeExpired()).toBe(0);
+    expect(await row()).toBeDefined();
+    clock.advance(1);
+    expect(await store.purgeExpired()).toBe(1);
+    expect(await row()).toBeUndefined();
+    // A record whose token the clock has passed is removed outright: nothing to keep.
+    const second = await store.begin({ key, ...begin });
+    expect(second.kind === 'acquired' && second.token > first.token).toBe(true);
+    clock.advance(1);
+    expect(await store.delete(key)).toBe(true);
+    expect(await row()).toBeUndefined();
+  });
+
   it('an unreachable server is a StoreUnavailableError with the driver error as cause', async () => {
     const dead = new pg.Pool({ host: '127.0.0.1', port: 1, user: 'postgres', database: 'test', max: 1 });
     const store = new PostgresStore({ pool: dead, listen: false });

@@ -56,7 +56,7 @@ describe('RedisStore options', () => {
 });
 
 describe('RedisStore records', () => {
-  it('live in one HASH at <prefix>:{<key>} and carry a TTL after every transition', async () => {
+  it('live in one STRING (layout 2) at <prefix>:{<key>} and carry a TTL after every transition', async () => {
     const s = store();
     const key = randomUUID();
     const recordKey = `${s.keys.prefix}:{${key}}`;
@@ -65,7 +65,8 @@ describe('RedisStore records', () => {
 
     const first = await s.begin({ key, fingerprint: 'f', leaseMs: 50, retentionMs: 60_000 });
     assert.ok(first.kind === 'acquired');
-    assert.equal(await redis.admin.type(recordKey), 'hash');
+    assert.equal(await redis.admin.type(recordKey), 'string');
+    assert.equal((await redis.admin.getBuffer(recordKey))?.[0], 2, 'layout byte');
     assert.deepEqual(
       (await redis.admin.keys(`${s.keys.prefix}*`)).sort(),
       [recordKey],
@@ -90,6 +91,51 @@ describe('RedisStore records', () => {
     );
   });
 
+  it('keep a TTL that covers the logical end: kept by a complete within the claim, set anew otherwise', async () => {
+    const s = store();
+    const ttl = (key: string) => redis.admin.pttl(s.keys.record(key));
+    const claim = async (key: string) => {
+      const r = await s.begin({ key, fingerprint: 'f', leaseMs: 10_000, retentionMs: 60_000 });
+      assert.ok(r.kind === 'acquired');
+      return r.token;
+    };
+    const done = (key: string, token: number, retentionMs: number) =>
+      s.complete({ key, token, outcome: outcome(new Uint8Array(1)), retentionMs });
+    // The claim's TTL is its retention plus its lease.
+    const same = randomUUID();
+    const token = await claim(same);
+    const claimed = await ttl(same);
+    assert.ok(claimed > 60_000 && claimed <= 70_000, `claim TTL ${claimed}`);
+    // The same retention, within the lease: the TTL is left as it is (and still covers the new end).
+    await done(same, token, 60_000);
+    const kept = await ttl(same);
+    assert.ok(kept > 60_000 && kept <= claimed, `kept TTL ${kept}`);
+    // A longer retention than the claim's TTL: a TTL of its own, covering it.
+    const longer = randomUUID();
+    await done(longer, await claim(longer), 120_000);
+    const extended = await ttl(longer);
+    assert.ok(extended > 110_000 && extended <= 120_000, `extended TTL ${extended}`);
+  });
+
+  it('take at most 2.25 times a 200-byte body in memory, completed through the engine path', async () => {
+    // MEMORY USAGE of a record as the HTTP adapters make it: a 43-character fingerprint, content-type JSON. 424 B
+    // on Redis 7.0 with jemalloc; a value left with room to grow (APPEND) or a HASH (0.1: 1,152 B) fails this.
+    const s = store();
+    const key = randomUUID();
+    const first = await s.begin({ key, fingerprint: 'x'.repeat(43), ...lease });
+    assert.ok(first.kind === 'acquired');
+    const json: StoredOutcome = {
+      status: 201,
+      headers: [['content-type', 'application/json']],
+      body: Buffer.alloc(200, 0x61),
+      encoding: 'identity',
+      storage: 'inline',
+    };
+    await s.complete({ key, token: first.token, outcome: json, retentionMs: 60_000 });
+    const usage = Number(await redis.admin.memory('USAGE', s.keys.record(key), 'SAMPLES', '0'));
+    assert.ok(usage <= 450, `MEMORY USAGE ${usage} B`);
+  });
+
   it('store body bytes raw (no base64, no JSON) and give them back byte for byte', async () => {
     const s = store();
     const key = randomUUID();
@@ -102,7 +148,12 @@ describe('RedisStore records', () => {
       outcome: { ...outcome(body), encoding: 'br' },
       retentionMs: 60_000,
     });
-    assert.deepEqual(await redis.admin.hgetBuffer(s.keys.record(key), 'b'), body);
+    const stored = await redis.admin.getBuffer(s.keys.record(key));
+    assert.deepEqual(
+      stored?.subarray(stored.length - body.length),
+      body,
+      'the record ends with the body as it is',
+    );
     const replay = await s.begin({ key, fingerprint: 'f', ...lease });
     assert.ok(replay.kind === 'replay');
     assert.deepEqual(Buffer.from(replay.outcome.body), body);
@@ -123,14 +174,151 @@ describe('RedisStore records', () => {
     );
   });
 
+  it('read the server time off the key TTL when the key holds a record, TIME otherwise (no TTL included)', async () => {
+    const s = store();
+    for (const persist of [false, true]) {
+      const key = randomUUID();
+      const first = await s.begin({ key, fingerprint: 'f', leaseMs: 300, retentionMs: 60_000 });
+      assert.ok(first.kind === 'acquired');
+      if (persist) await redis.admin.persist(s.keys.record(key));
+      const duplicate = await s.begin({ key, fingerprint: 'f', leaseMs: 300, retentionMs: 60_000 });
+      assert.ok(duplicate.kind === 'inProgress');
+      assert.ok(
+        duplicate.retryAfterMs > 200 && duplicate.retryAfterMs <= 300,
+        `${duplicate.retryAfterMs} ms left`,
+      );
+      await new Promise((resolve) => setTimeout(resolve, 320));
+      const before = await serverNow();
+      const takeover = await s.begin({ key, fingerprint: 'f', leaseMs: 10_000, retentionMs: 60_000 });
+      const after = await serverNow();
+      assert.ok(takeover.kind === 'acquired' && takeover.takeover, `takeover (persist: ${persist})`);
+      // The token follows the time the script decided by: the server's, to the millisecond it may straddle.
+      assert.ok(
+        takeover.token >= before - 1 && takeover.token <= after + 1,
+        `token ${takeover.token} within [${before}, ${after}] (persist: ${persist})`,
+      );
+      const record = await s.get(key);
+      assert.ok(record && Math.abs(record.leaseUntil - (takeover.token + 10_000)) <= 1);
+    }
+  });
+
   it('a key holding something else is reported corrupt, never replayed', async () => {
     const s = store();
-    const wrongType = randomUUID();
-    await redis.admin.set(s.keys.record(wrongType), 'not a hash');
-    await assert.rejects(s.begin({ key: wrongType, fingerprint: 'f', ...lease }), isCorruptRecordError);
+    const notOurs = randomUUID();
+    await redis.admin.set(s.keys.record(notOurs), 'not a record');
+    await assert.rejects(s.begin({ key: notOurs, fingerprint: 'f', ...lease }), isCorruptRecordError);
     const halfWritten = randomUUID();
     await redis.admin.hset(s.keys.record(halfWritten), 's', 'c', 'e', String(Date.now() + 60_000));
     await assert.rejects(s.begin({ key: halfWritten, fingerprint: 'f', ...lease }), isCorruptRecordError);
+    // A layout 2 record cut short inside its fingerprint, and one whose outcome is cut short.
+    const good = randomUUID();
+    const first = await s.begin({ key: good, fingerprint: 'a-fingerprint', ...lease });
+    assert.ok(first.kind === 'acquired');
+    await s.complete({
+      key: good,
+      token: first.token,
+      outcome: outcome(new Uint8Array(8)),
+      retentionMs: 60_000,
+    });
+    const bytes = (await redis.admin.getBuffer(s.keys.record(good)))!;
+    const cut = randomUUID();
+    await redis.admin.set(s.keys.record(cut), bytes.subarray(0, 45), 'PX', 60_000);
+    await assert.rejects(s.begin({ key: cut, fingerprint: 'a-fingerprint', ...lease }), isCorruptRecordError);
+    await assert.rejects(s.get(cut), isCorruptRecordError);
+    const noOutcome = randomUUID();
+    await redis.admin.set(s.keys.record(noOutcome), bytes.subarray(0, 43 + 13 + 2), 'PX', 60_000);
+    await assert.rejects(
+      s.begin({ key: noOutcome, fingerprint: 'a-fingerprint', ...lease }),
+      isCorruptRecordError,
+    );
+    // An in-progress record with bytes after its fingerprint: complete refuses to append an outcome to it.
+    const trailing = randomUUID();
+    const claim = await s.begin({ key: trailing, fingerprint: 'a-fingerprint', ...lease });
+    assert.ok(claim.kind === 'acquired');
+    await redis.admin.append(s.keys.record(trailing), 'junk');
+    await assert.rejects(
+      s.complete({
+        key: trailing,
+        token: claim.token,
+        outcome: outcome(new Uint8Array(1)),
+        retentionMs: 60_000,
+      }),
+      isCorruptRecordError,
+    );
+  });
+
+  it('publish a completion notice only when a waiter registered on the record', async () => {
+    const s = store({ pollIntervalMs: 600_000 });
+    const listener = redis.admin.duplicate();
+    const notices: string[] = [];
+    listener.on('pmessage', (_pattern, channel: string) => notices.push(channel));
+    await listener.psubscribe(`${s.keys.prefix}:settled:*`);
+    try {
+      const [quiet, awaited] = [randomUUID(), randomUUID()];
+      const claims = new Map<string, number>();
+      for (const key of [quiet, awaited]) {
+        const r = await s.begin({ key, fingerprint: 'f', ...lease });
+        assert.ok(r.kind === 'acquired');
+        claims.set(key, r.token);
+      }
+      const waiting = s.waitFor(awaited, { timeoutMs: 30_000 });
+      for (let i = 0; i < 100 && (await redis.admin.getBuffer(s.keys.record(awaited)))?.[2] !== 1; i++) {
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      for (const key of [quiet, awaited]) {
+        const done = {
+          key,
+          token: claims.get(key)!,
+          outcome: outcome(new Uint8Array(1)),
+          retentionMs: 60_000,
+        };
+        assert.deepEqual(await s.complete(done), { kind: 'ok' });
+      }
+      assert.equal(await waiting, true);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      assert.deepEqual(notices, [s.keys.channel(awaited)], 'one notice, for the key a waiter registered on');
+    } finally {
+      listener.disconnect();
+      await s.close();
+    }
+  });
+
+  it('a delete in the millisecond of the claim leaves a short-lived tombstone that keeps the token', async () => {
+    let now = Date.now();
+    const s = store({ clock: () => now });
+    const key = randomUUID();
+    const first = await s.begin({ key, fingerprint: 'f', ...lease });
+    assert.ok(first.kind === 'acquired');
+    assert.equal(await s.delete(key), true);
+    const tomb = (await redis.admin.getBuffer(s.keys.record(key)))!;
+    assert.equal(String.fromCharCode(tomb[1]!), 'r', 'released');
+    assert.equal(tomb.readUIntBE(9, 6), first.token, 'the token is kept');
+    assert.equal(tomb.readUIntBE(21, 6), now, 'it ends now: gone for every script');
+    assert.equal(tomb.length, 43, 'no fingerprint, no outcome');
+    const ttl = await redis.admin.pttl(s.keys.record(key));
+    assert.ok(ttl > 0 && ttl <= 1_000, `a short TTL (${ttl} ms)`);
+    assert.equal(await s.get(key), undefined);
+    // Tokens more than the 1 s floor ahead of the clock (1,200 claims in one millisecond): the tombstone's TTL
+    // still runs until the clock passes the token.
+    const busy = randomUUID();
+    let last = 0;
+    for (let i = 0; i < 1_200; i++) {
+      const r = await s.begin({ key: busy, fingerprint: 'f', ...lease });
+      assert.ok(r.kind === 'acquired');
+      last = r.token;
+      await s.release({ key: busy, token: r.token });
+    }
+    assert.equal(last, now + 1_199);
+    assert.equal(await s.delete(busy), true);
+    const busyTtl = await redis.admin.pttl(s.keys.record(busy));
+    assert.ok(busyTtl > 1_150 && busyTtl <= 1_200, `TTL to the token (${busyTtl} ms)`);
+    // Once the clock has passed the token, a delete removes the key outright.
+    now += 1;
+    const second = await s.begin({ key, fingerprint: 'f', ...lease });
+    assert.ok(second.kind === 'acquired' && second.token === first.token + 1);
+    now += 1;
+    assert.equal(await s.delete(key), true);
+    assert.equal(await redis.admin.exists(s.keys.record(key)), 0);
   });
 
   it('work through a redis.client with a keyPrefix, stats included', async () => {

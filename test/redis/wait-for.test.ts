@@ -105,6 +105,22 @@ describe('RedisStore waitFor', () => {
     }
   });
 
+  it('a waiter registered before a takeover is woken by the new owner (the mark survives the takeover)', async () => {
+    let now = Date.now();
+    const s = store({ pollIntervalMs: NEVER_POLL, clock: () => now });
+    const key = randomUUID();
+    const first = await s.begin({ key, fingerprint: 'f', ...lease });
+    assert.ok(first.kind === 'acquired');
+    const waiting = s.waitFor(key, { timeoutMs: 30_000 });
+    await eventually(async () => (await redis.admin.getBuffer(s.keys.record(key)))?.[2] === 1, 'marked');
+    now += lease.leaseMs;
+    const second = await s.begin({ key, fingerprint: 'f', ...lease });
+    assert.ok(second.kind === 'acquired' && second.takeover);
+    await s.complete({ key, token: second.token, outcome: done, retentionMs: 60_000 });
+    assert.equal(await waiting, true);
+    await s.close();
+  });
+
   it('a completion between the failed begin and the subscription is not missed', async () => {
     const s = store({ pollIntervalMs: NEVER_POLL });
     const key = randomUUID();

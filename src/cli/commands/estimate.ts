@@ -10,12 +10,12 @@ export const estimateHelp = `oncely estimate --rps 200 [--retention 24h] [--body
   or more are brotli-compressed; the ratio is measured on a JSON body of the given size).`;
 
 /**
- * Fixed cost of one record beyond its body. Redis: MEMORY USAGE of a completed record minus its stored body with
- * the default `hash-max-listpack-value 64`, where any body over 64 bytes turns the hash into a hashtable (about
- * 900 B; about 290 B with `hash-max-listpack-value 1024`, see docs/stores/redis.md). PostgreSQL: table size per
- * row with its indexes, measured in the purge benchmark (about 500 B).
+ * Fixed cost of one record beyond its body. Redis: MEMORY USAGE of a completed record (layout 2, one STRING) minus
+ * its stored body, with a 43-character fingerprint and a content-type header: 217-258 B from a 200 B to a 10 KiB
+ * body (bench/redis, docs/stores/redis.md), so 225 B. PostgreSQL: table size per row with its indexes, measured
+ * in the purge benchmark (about 500 B).
  */
-const OVERHEAD_BYTES = { redis: 900, postgres: 500 } as const;
+const OVERHEAD_BYTES = { redis: 225, postgres: 500 } as const;
 
 export async function estimate(argv: readonly string[]): Promise<void> {
   const { values } = parseOptions('estimate', argv, {

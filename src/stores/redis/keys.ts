@@ -1,11 +1,12 @@
 /**
- * Where a record lives in Redis. One HASH per record at `<prefix>:{<key>}`: the braces are a hash tag, so any
- * helper key a future script adds for the same record lands in the same Cluster slot, while different records
- * spread over all slots. Completion notices go out on `<prefix>:settled:<key>` (pub/sub channels have no slot).
+ * Where a record lives in Redis. One STRING per record at `<prefix>:{<key>}` (oncely 0.1 kept a HASH there): the
+ * braces are a hash tag, so any helper key a future script adds for the same record lands in the same Cluster
+ * slot, while different records spread over all slots. Completion notices go out on `<prefix>:settled:<key>`
+ * (pub/sub channels have no slot), only for records a waiter registered on.
  */
 export interface KeyLayout {
   readonly prefix: string;
-  /** The HASH holding the record of `key`. */
+  /** The Redis key holding the record of `key`. */
   record(key: string): string;
   /** The pub/sub channel that announces `key` left the in-progress state. */
   channel(key: string): string;

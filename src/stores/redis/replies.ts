@@ -1,14 +1,6 @@
 import { CorruptRecordError } from '../../core/errors.js';
-import type {
-  BeginResult,
-  BodyEncoding,
-  BodyStorage,
-  HeaderPairs,
-  KeyRecord,
-  KeyState,
-  StoredOutcome,
-  TransitionResult,
-} from '../../core/store.js';
+import type { BeginResult, KeyRecord, TransitionResult } from '../../core/store.js';
+import { decodeRecord, decodeReplay } from './record.js';
 
 /** The codes the scripts return as the first element of their reply (see each script's header). */
 export const ReplyCode = {
@@ -49,17 +41,13 @@ export function decodeReply(reply: unknown): ScriptResult {
     case ReplyCode.mismatch:
       return { kind: 'mismatch' };
     case ReplyCode.replay:
-      return {
-        kind: 'replay',
-        completedAt: integer(reply[1], 'completed at (d)'),
-        outcome: decodeOutcome(reply[2], reply[3], reply[4], reply[5], reply[6]),
-      };
+      return { kind: 'replay', ...decodeReplay(reply[1]) };
     case ReplyCode.ok:
       return { kind: 'ok' };
     case ReplyCode.fenced:
       return { kind: 'fenced' };
     case ReplyCode.corrupt:
-      throw corrupt(`the record lacks its "${text(reply[1], 'field')}" field`);
+      throw corrupt(`the key holds ${text(reply[1], 'detail')}, not an oncely record`);
     default:
       throw corrupt(`unknown reply code ${code}`);
   }
@@ -75,74 +63,11 @@ export function asTransitionResult(result: ScriptResult): TransitionResult {
   return result;
 }
 
-const STATES: Readonly<Record<string, KeyState>> = { p: 'inProgress', c: 'completed', r: 'released' };
-
-/** The reply of `get-1.lua` (fields s f t a l c d e st h b en sg, or nil) as a `KeyRecord`. */
-export function decodeRecord(key: string, reply: unknown): KeyRecord | undefined {
+/** The reply of `get-1.lua` (the record's bytes, or nil) as a `KeyRecord`. */
+export function decodeGetReply(key: string, reply: unknown): KeyRecord | undefined {
   if (reply === null) return undefined;
-  if (!Array.isArray(reply) || reply.length !== 13) throw corrupt(`unexpected record ${describe(reply)}`);
-  const [s, f, t, a, l, c, d, e, st, h, b, en, sg] = reply as unknown[];
-  const state = STATES[text(s, 'state (s)')];
-  if (state === undefined) throw corrupt(`unknown state ${describe(s)}`);
-  return {
-    key,
-    state,
-    fingerprint: text(f, 'fingerprint (f)'),
-    token: integer(t, 'token (t)'),
-    attempt: integer(a, 'attempt (a)'),
-    leaseUntil: integer(l, 'lease until (l)'),
-    createdAt: integer(c, 'created at (c)'),
-    completedAt: state === 'completed' ? integer(d, 'completed at (d)') : undefined,
-    expiresAt: integer(e, 'expires at (e)'),
-    outcome: state === 'completed' ? decodeOutcome(st, h, b, en, sg) : undefined,
-  };
-}
-
-const ENCODINGS: readonly BodyEncoding[] = ['identity', 'gzip', 'br'];
-const STORAGES: readonly BodyStorage[] = ['inline', 'blob', 'omitted'];
-
-function decodeOutcome(
-  status: unknown,
-  headers: unknown,
-  body: unknown,
-  encoding: unknown,
-  storage: unknown,
-): StoredOutcome {
-  if (!Buffer.isBuffer(body)) throw corrupt('the stored body (b) is missing');
-  const en = text(encoding, 'encoding (en)') as BodyEncoding;
-  const sg = text(storage, 'storage (sg)') as BodyStorage;
-  if (!ENCODINGS.includes(en)) throw corrupt(`unknown body encoding "${en}"`);
-  if (!STORAGES.includes(sg)) throw corrupt(`unknown body storage "${sg}"`);
-  // A copy: the reply buffer may be a view into a larger socket chunk that a long-lived record would pin.
-  const bytes = new Uint8Array(body);
-  return {
-    status: integer(status, 'status (st)'),
-    headers: decodeHeaders(headers),
-    body: bytes,
-    encoding: en,
-    storage: sg,
-  };
-}
-
-/** Headers travel as a JSON array of `[name, value]` pairs: small, ordered, duplicates kept. */
-export function encodeHeaders(headers: HeaderPairs): string {
-  return JSON.stringify(headers);
-}
-
-function decodeHeaders(value: unknown): HeaderPairs {
-  let pairs: unknown;
-  try {
-    pairs = JSON.parse(text(value, 'headers (h)'));
-  } catch (cause) {
-    throw new CorruptRecordError('the stored headers (h) are not valid JSON', { cause });
-  }
-  const valid =
-    Array.isArray(pairs) &&
-    pairs.every(
-      (p) => Array.isArray(p) && p.length === 2 && typeof p[0] === 'string' && typeof p[1] === 'string',
-    );
-  if (!valid) throw corrupt('the stored headers (h) are not [name, value] pairs');
-  return pairs as HeaderPairs;
+  if (Array.isArray(reply)) decodeReply(reply); // {-1, what}: throws CorruptRecordError
+  return decodeRecord(key, reply);
 }
 
 /** Field values arrive as Buffers (the `…Buffer` command variants) or numbers (Lua integers). */

@@ -7,9 +7,9 @@ import beginLua from './scripts/begin-1.lua.generated.js';
 import completeLua from './scripts/complete-1.lua.generated.js';
 import deleteLua from './scripts/delete-1.lua.generated.js';
 import getLua from './scripts/get-1.lua.generated.js';
-import pendingLua from './scripts/pending-1.lua.generated.js';
 import releaseLua from './scripts/release-1.lua.generated.js';
 import renewLua from './scripts/renew-1.lua.generated.js';
+import watchLua from './scripts/watch-1.lua.generated.js';
 
 /** A caller-owned ioredis connection: standalone, Sentinel-backed, or a Cluster. */
 export type RedisClient = Redis | Cluster;
@@ -21,7 +21,7 @@ const SOURCES = {
   renew: renewLua,
   get: getLua,
   delete: deleteLua,
-  pending: pendingLua,
+  watch: watchLua,
 } as const;
 
 export type ScriptName = keyof typeof SOURCES;

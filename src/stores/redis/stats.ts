@@ -1,6 +1,7 @@
 import type { Redis } from 'ioredis';
 import type { StoreStats } from '../../core/store.js';
 import { escapeGlob, type KeyLayout } from './keys.js';
+import { FIXED, peekHeader } from './record.js';
 import { isCluster, type RedisClient } from './scripts.js';
 
 /** `StoreStats` plus what a bounded SCAN can tell. */
@@ -14,8 +15,9 @@ export interface RedisStoreStats extends StoreStats {
 const SCAN_COUNT = 500;
 
 /**
- * Counts records by state with SCAN over the prefix (on every master of a Cluster), a pipelined HMGET and
- * MEMORY USAGE per batch; never KEYS, and never more than `limit` keys, so it is safe on a busy server.
+ * Counts records by state with SCAN over the prefix (on every master of a Cluster), a pipelined GETRANGE of each
+ * record's fixed header (HMGET for a 0.1 HASH) and MEMORY USAGE per batch; never KEYS, and never more than
+ * `limit` keys, so it is safe on a busy server.
  */
 export async function scanStats(
   client: RedisClient,
@@ -50,20 +52,38 @@ export async function scanStats(
   return { ...counts, truncated };
 }
 
-type Inspected = Array<[state: string | null, expiresAt: string | null, bytes: number | null]>;
+type Inspected = Array<[state: string | null, expiresAt: number | null, bytes: number | null]>;
+
+const STATE_LETTERS = { inProgress: 'p', completed: 'c', released: 'r' } as const;
 
 async function inspect(node: Redis, keys: readonly string[]): Promise<Inspected> {
   const pipeline = node.pipeline();
   for (const key of keys) {
-    pipeline.hmget(key, 's', 'e');
+    pipeline.getrangeBuffer(key, 0, FIXED - 1);
     pipeline.memory('USAGE', key, 'SAMPLES', '0');
   }
   const replies = (await pipeline.exec()) ?? [];
-  return keys.map((_, i) => {
-    const fields = replies[2 * i]?.[1] as [string | null, string | null] | undefined;
+  const inspected: Inspected = keys.map((_, i) => {
+    const [error, header] = replies[2 * i] ?? [];
     const bytes = replies[2 * i + 1]?.[1];
-    return [fields?.[0] ?? null, fields?.[1] ?? null, typeof bytes === 'number' ? bytes : null];
+    const usage = typeof bytes === 'number' ? bytes : null;
+    // WRONGTYPE: a 0.1 HASH, read below. An empty reply: removed between SCAN and now. Anything else is no record.
+    if (error) return [String(error.message).startsWith('WRONGTYPE') ? 'legacy' : null, null, usage];
+    const peeked = Buffer.isBuffer(header) ? peekHeader(header) : undefined;
+    if (peeked === undefined) return [null, null, usage];
+    return [STATE_LETTERS[peeked.state], peeked.expiresAt, usage];
   });
+  const legacy = inspected.flatMap(([state], i) => (state === 'legacy' ? [i] : []));
+  if (legacy.length > 0) {
+    const hashes = node.pipeline();
+    for (const i of legacy) hashes.hmget(keys[i]!, 's', 'e');
+    const fields = (await hashes.exec()) ?? [];
+    legacy.forEach((i, j) => {
+      const [s, e] = (fields[j]?.[1] as [string | null, string | null] | undefined) ?? [null, null];
+      inspected[i] = [s, e === null ? null : Number(e), inspected[i]![2]];
+    });
+  }
+  return inspected;
 }
 
 function tally(
@@ -79,8 +99,8 @@ function tally(
   now: number,
 ): void {
   for (const [state, expiresAt, bytes] of inspected) {
-    if (state === null) continue; // removed between SCAN and HMGET
-    if (expiresAt === null || Number(expiresAt) <= now) {
+    if (state === null) continue; // removed between SCAN and the read, or not a record
+    if (expiresAt === null || expiresAt <= now) {
       counts.expired++;
       continue;
     }

@@ -13,7 +13,8 @@ import type {
 import { ConnectionGate, toStoreError } from './connection.js';
 import { type KeyLayout, keyLayout } from './keys.js';
 import { type RedisStoreOptions, type ResolvedOptions, resolveOptions } from './options.js';
-import { asBeginResult, asTransitionResult, decodeRecord, decodeReply, encodeHeaders } from './replies.js';
+import { encodeOutcome } from './record.js';
+import { asBeginResult, asTransitionResult, decodeGetReply, decodeReply } from './replies.js';
 import {
   isCluster,
   type RedisClient,
@@ -27,12 +28,19 @@ import { SettleWaiter } from './waiter.js';
 
 const decodeBegin = (reply: unknown): BeginResult => asBeginResult(decodeReply(reply));
 const decodeTransition = (reply: unknown): TransitionResult => asTransitionResult(decodeReply(reply));
+/** 1 or 0 from delete-1 and watch-1; their `{-1, what}` throws `CorruptRecordError` from `decodeReply`. */
+const decodeFlag = (reply: unknown): boolean => {
+  if (Array.isArray(reply)) decodeReply(reply);
+  return reply === 1;
+};
 
 /**
- * The Redis store: one HASH per record at `<prefix>:{<key>}`, every transition one Lua script on that key, so
- * each is atomic and the store runs unchanged on standalone Redis, Sentinel and Cluster (Redis >= 6.2). A new
- * request costs two round trips (begin, complete), a replay one: `begin` returns the stored outcome itself.
- * Fencing tokens and leases are checked inside the scripts; time comes from Redis `TIME`.
+ * The Redis store: one STRING per record at `<prefix>:{<key>}` (layout 2: a packed header, the fingerprint and
+ * the outcome; see `record.ts`), every transition one Lua script on that key, so each is atomic and the store
+ * runs unchanged on standalone Redis, Sentinel and Cluster (Redis >= 6.2). A new request costs two round trips
+ * (begin, complete), a replay one: `begin` returns the stored record itself. Fencing tokens and leases are
+ * checked inside the scripts; time comes from Redis `TIME`. Records of oncely 0.1 (a HASH each) are read as
+ * they are and rewritten in layout 2 by the next transition (docs/stores/redis.md, "Upgrading from 0.1").
  *
  * @example
  * import { Redis } from 'ioredis';
@@ -62,7 +70,7 @@ export class RedisStore implements Store {
     this.#waiter = new SettleWaiter({
       subscriber: () => this.#subscriber(),
       channel: (key) => this.#keys.channel(key),
-      pending: (key) => this.#run('pending', key, [this.#now()], (reply) => reply === 1),
+      pending: (key) => this.#run('watch', key, [this.#now()], decodeFlag),
       pollIntervalMs: this.#options.pollIntervalMs,
     });
   }
@@ -79,20 +87,7 @@ export class RedisStore implements Store {
   complete({ key, token, outcome, retentionMs }: CompleteInput): Promise<TransitionResult> {
     let args: ScriptArg[];
     try {
-      const { status, headers, body, encoding, storage } = outcome;
-      const bytes = Buffer.from(body.buffer, body.byteOffset, body.byteLength);
-      const channel = this.#keys.channel(key);
-      args = [
-        token,
-        retentionMs,
-        this.#now(),
-        channel,
-        status,
-        encodeHeaders(headers),
-        bytes,
-        encoding,
-        storage,
-      ];
+      args = [token, retentionMs, this.#now(), this.#keys.channel(key), encodeOutcome(outcome)];
     } catch (error) {
       // A malformed outcome rejects like every other failure of this method; it never throws synchronously.
       return Promise.reject(error);
@@ -110,11 +105,11 @@ export class RedisStore implements Store {
   }
 
   get(key: string): Promise<KeyRecord | undefined> {
-    return this.#run('get', key, [this.#now()], (reply) => decodeRecord(key, reply), true);
+    return this.#run('get', key, [this.#now()], (reply) => decodeGetReply(key, reply), true);
   }
 
   delete(key: string): Promise<boolean> {
-    return this.#run('delete', key, [this.#now(), this.#keys.channel(key)], (reply) => reply === 1);
+    return this.#run('delete', key, [this.#now(), this.#keys.channel(key)], decodeFlag);
   }
 
   /**

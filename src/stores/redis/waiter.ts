@@ -6,7 +6,10 @@ export interface SettleWaiterOptions {
   readonly subscriber: () => RedisClient;
   /** The channel that announces the key left the in-progress state. */
   readonly channel: (key: string) => string;
-  /** Whether the key is still in progress (one round trip on the store's own connection). */
+  /**
+   * Whether the key is still in progress (one round trip on the store's own connection). It also registers the
+   * waiter on the record, so the transition that ends the claim publishes its notice (watch-1.lua).
+   */
   readonly pending: (key: string) => Promise<boolean>;
   /** How often a waiter re-checks the record in case a notice was lost. */
   readonly pollIntervalMs: number;
@@ -16,7 +19,10 @@ export interface SettleWaiterOptions {
  * `waitFor` over Redis pub/sub: every waiter of the store shares ONE subscriber connection, with one channel
  * subscription per key being waited on (dropped when its last waiter leaves). Pub/sub is at most once (a notice
  * sent while the subscriber reconnects is lost), so each waiter also re-checks the record after subscribing
- * (closing the race with a completion that happened just before) and then every `pollIntervalMs`.
+ * (closing the race with a completion that happened just before) and then every `pollIntervalMs`. That check
+ * marks the record as waited on: complete, release and delete publish only for such records, so a key nobody
+ * waits on costs no PUBLISH. Subscribe, then mark: a transition that runs before the mark finds no mark but is
+ * seen by the check itself; one that runs after it publishes to a subscription that is already there.
  */
 export class SettleWaiter {
   readonly #options: SettleWaiterOptions;

@@ -75,6 +75,16 @@ class Transition implements Command {
   toString = () => `${this.verb}(caller ${this.caller})`;
 }
 
+/** An operator deletes the record, whatever its state; the callers keep the tokens they hold. */
+class Delete implements Command {
+  check = () => true;
+  async run(world: World, real: Real) {
+    const expected = world.model.delete(real.clock.now());
+    assert.equal(await real.store.delete(real.key), expected);
+  }
+  toString = () => 'delete()';
+}
+
 class Advance implements Command {
   constructor(readonly ms: number) {}
   check = () => true;
@@ -120,9 +130,13 @@ const commands = [
     .map(([c, v]) => new Transition(c, v)),
   fc.constantFrom(1, LEASE_MS / 2, LEASE_MS - 1, LEASE_MS, RETENTION_MS).map((ms) => new Advance(ms)),
   fc.constant(new Inspect()),
+  fc.constant(new Delete()),
 ];
 
-/** Random interleavings of begin, complete, release, renew and clock moves from three callers, against the model. */
+/**
+ * Random interleavings of begin, complete, release, renew and delete from three callers, and clock moves, against
+ * the model.
+ */
 export function propertyCases(options: ConformanceOptions): void {
   const { it } = options.harness;
   it(

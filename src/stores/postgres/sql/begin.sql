@@ -8,10 +8,8 @@
 --                         this statement ran): run it again. No row at all means the same.
 -- The INSERT takes no row lock when the key exists (DO NOTHING), and the UPDATE locks only a row it reclaims,
 -- so replays and conflicts never queue behind each other, in autocommit or inside a transaction.
-WITH clock AS (
-  SELECT coalesce($5::bigint, floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint) AS now_ms
-),
-seen AS (
+--@include clock now=$5
+, seen AS (
   SELECT k.* FROM {{table}} k WHERE k.key = $1
 ),
 inserted AS (

@@ -3,10 +3,8 @@
 -- $8 retention ms, $9 now ms (NULL: the server's clock_timestamp()).
 -- Returns one row when the claim was current, none when fenced. {{notify}} wakes waitFor through NOTIFY
 -- (delivered at commit) where the store has LISTEN turned on.
-WITH clock AS (
-  SELECT coalesce($9::bigint, floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint) AS now_ms
-),
-done AS (
+--@include clock now=$9
+, done AS (
   UPDATE {{table}} k SET
     state = 'completed',
     status = $3::integer,

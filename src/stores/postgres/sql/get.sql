@@ -1,8 +1,6 @@
 -- get: the record as stored, unless it expired (expired rows wait for purge but no longer exist logically).
 -- $1 key, $2 now ms (NULL: the server's clock_timestamp()).
-WITH clock AS (
-  SELECT coalesce($2::bigint, floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint) AS now_ms
-)
+--@include clock now=$2
 SELECT k.key, k.state, k.fingerprint, k.token, k.attempt, k.lease_until_ms, k.created_at_ms, k.completed_at_ms,
   k.expires_at_ms, k.status, k.headers::text AS headers, k.body, k.encoding, k.storage
 FROM {{table}} k, clock c

@@ -1,8 +1,6 @@
 -- stats: counts by state for `oncely stats`. $1 now ms (NULL: clock_timestamp()). A full scan: for operators,
 -- not for the request path. `records` includes expired rows not yet purged.
-WITH clock AS (
-  SELECT coalesce($1::bigint, floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint) AS now_ms
-)
+--@include clock now=$1
 SELECT count(*) AS records,
   count(*) FILTER (WHERE k.expires_at_ms > c.now_ms AND k.state = 'inProgress') AS in_progress,
   count(*) FILTER (WHERE k.expires_at_ms > c.now_ms AND k.state = 'completed') AS completed,

@@ -1,23 +1,17 @@
 --[[
-  get-1: the whole record, for inspection, unless it is missing or past its retention.
+  get-1: the whole record, for inspection, unless it is missing or past its end. Writes nothing.
 
-  KEYS[1]  the record (field layout in begin-1.lua)
+  KEYS[1]  the record (layout in lib/record.lua)
   ARGV[1]  now in ms since the epoch, or '' to read the server's TIME
 
   Returns one of
-    nil                                                          no live record
-    {s, f, t, a, l, c, d, e, st, h, b, en, sg}                   raw field values (missing ones as nil)
+    nil          no live record (none, past its end, or the tombstone of a delete)
+    record       the record's bytes (a 0.1 HASH as the layout 2 bytes it stands for)
+    {-1, what}   corrupt: the key holds something that is not a record
 ]]
-local key = KEYS[1]
-
-local now
-if ARGV[1] == '' then
-  local time = redis.call('TIME')
-  now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
-else
-  now = tonumber(ARGV[1])
-end
-
-local r = redis.call('HMGET', key, 's', 'f', 't', 'a', 'l', 'c', 'd', 'e', 'st', 'h', 'b', 'en', 'sg')
-if not r[1] or not r[8] or tonumber(r[8]) <= now then return nil end
-return r
+--@include clock
+--@include record
+local v, state, waiters, fpLen, attempt, token, leaseUntil, expiresAt, createdAt, completedAt, keep = load(KEYS[1])
+if v == nil then return state end
+if not v or expiresAt <= clock(ARGV[1], KEYS[1], expiresAt + keep) then return nil end
+return v

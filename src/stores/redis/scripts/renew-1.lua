@@ -2,29 +2,23 @@
   renew-1: extend the lease of a claim, if the token is still the key's current claim. An owner whose lease ran
   out but whom nobody took over still holds the current token, so it may renew.
 
-  KEYS[1]  the record (field layout in begin-1.lua)
+  KEYS[1]  the record (layout in lib/record.lua)
   ARGV[1]  fencing token of the caller's claim
   ARGV[2]  leaseMs: the new lease, counted from now
   ARGV[3]  now in ms since the epoch, or '' to read the server's TIME
 
   Returns one of
-    {5}    ok
-    {6}    fenced: no live in-progress record holds this token
+    {5}          ok
+    {6}          fenced: no live in-progress record holds this token
+    {-1, what}   corrupt: the key holds something that is not a record
 ]]
-local key = KEYS[1]
-
-local now
-if ARGV[3] == '' then
-  local time = redis.call('TIME')
-  now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
-else
-  now = tonumber(ARGV[3])
-end
-
-local r = redis.call('HMGET', key, 's', 't', 'e')
-if r[1] ~= 'p' or tonumber(r[2]) ~= tonumber(ARGV[1]) or not r[3] or tonumber(r[3]) <= now then
-  return { 6 }
-end
-
-redis.call('HSET', key, 'l', string.format('%.0f', now + tonumber(ARGV[2])))
+--@include clock
+--@include record
+--@include fence now=ARGV[3]
+-- The lease field (bytes 15-20) is patched in place (SETRANGE keeps the TTL); a 0.1 HASH is first rewritten
+-- in layout 2, keeping its TTL.
+local leaseEnd = now + tonumber(ARGV[2])
+if leaseEnd >= U48 then error('oncely: a lease end that does not fit the record layout') end
+if old then redis.call('SET', KEYS[1], v, 'KEEPTTL') end
+redis.call('SETRANGE', KEYS[1], 15, struct.pack('>I6', leaseEnd))
 return { 5 }

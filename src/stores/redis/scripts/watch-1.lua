@@ -1,0 +1,21 @@
+--[[
+  watch-1: whether the key is held in progress right now, for a waiter that has subscribed to its channel (and
+  on each polling tick). When it is, the record's waiters byte is set, so the transition that ends the claim
+  (complete, release, delete) PUBLISHes; a record nobody waits on is never published about.
+
+  KEYS[1]  the record (layout in lib/record.lua)
+  ARGV[1]  now in ms since the epoch, or '' to read the server's TIME
+
+  Returns one of
+    1            a live in-progress record (now marked as waited on)
+    0            completed, released, missing or past its end
+    {-1, what}   corrupt: the key holds something that is not a record
+]]
+--@include clock
+--@include record
+local v, state, waiters, fpLen, attempt, token, leaseUntil, expiresAt, createdAt, completedAt, keep = load(KEYS[1])
+if v == nil then return state end
+if not v or state ~= P or expiresAt <= clock(ARGV[1], KEYS[1], expiresAt + keep) then return 0 end
+-- Byte 2, patched in place (SETRANGE keeps the TTL). A 0.1 HASH is left alone: it counts as waited on.
+if waiters == 0 then redis.call('SETRANGE', KEYS[1], 2, '\1') end
+return 1
