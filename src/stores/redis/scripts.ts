@@ -3,6 +3,7 @@
 /// <reference types="node" preserve="true" />
 import { createHash } from 'node:crypto';
 import type { Cluster, Redis } from 'ioredis';
+import { InvalidOptionsError } from '../../core/errors.js';
 import beginLua from './scripts/begin-1.lua.generated.js';
 import completeLua from './scripts/complete-1.lua.generated.js';
 import deleteLua from './scripts/delete-1.lua.generated.js';
@@ -66,7 +67,11 @@ export function runScript(
   bytes = false,
 ): Promise<unknown> {
   const method = (target as unknown as ScriptMethods)[`${commandNames[name]}${bytes ? 'Buffer' : ''}`];
-  if (method === undefined) throw new Error(`the oncely script ${name} is not registered on this client`);
+  // Only a client the store did not register its scripts on gets here (a duplicate() made after the store).
+  if (method === undefined)
+    throw new InvalidOptionsError(
+      `the oncely script ${name} is not registered on this client; pass it to RedisStore`,
+    );
   return method.call(target, key, ...args);
 }
 
