@@ -1,5 +1,5 @@
 import type { OutboxMessage, Publisher } from '../publisher.js';
-import type { ClaimedRow } from './statements.js';
+import type { ClaimedRow } from './sql.js';
 
 /** What became of one claimed row. `unsent`: never handed over (shutdown, or the lease too close to its end). */
 export type RowOutcome =

@@ -6,7 +6,7 @@ import { purgePublished } from './maintenance.js';
 import { publishBatch, type RowOutcome } from './publish-batch.js';
 import type { RelayEvent } from './relay-events.js';
 import { type OutboxRelayOptions, type RelaySettings, resolveRelayOptions } from './relay-options.js';
-import { type ClaimedRow, type RelayStatements, relayStatements } from './statements.js';
+import { type ClaimedRow, type OutboxStatements, outboxStatements } from './sql.js';
 import { Waker } from './waker.js';
 
 /** What one claim–publish–settle cycle did. */
@@ -33,7 +33,7 @@ const PURGE_BATCHES_PER_PASS = 20;
  */
 export class OutboxRelay {
   readonly #settings: RelaySettings;
-  readonly #sql: RelayStatements;
+  readonly #sql: OutboxStatements;
   readonly #waker: Waker;
   readonly #stop = new AbortController();
   #loop: Promise<void> | undefined;
@@ -43,7 +43,7 @@ export class OutboxRelay {
 
   constructor(options: OutboxRelayOptions) {
     this.#settings = resolveRelayOptions(options);
-    this.#sql = relayStatements(this.#settings.table);
+    this.#sql = outboxStatements(this.#settings.table);
     this.#waker = new Waker(this.#settings.pool, this.#settings.table.name, this.#settings.listen, (error) =>
       this.#emit({ type: 'error', operation: 'listen', error }),
     );

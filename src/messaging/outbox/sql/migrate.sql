@@ -1,9 +1,15 @@
--- The transactional outbox (oncely/outbox). Applied by migrate() / `oncely migrate` with search_path set to the
--- target schema, inside one transaction holding an advisory lock, so concurrent migrations are safe.
+-- migrate: create the transactional outbox (oncely/outbox) in schema {{schema}}. No parameters: several
+-- statements in one simple-query message, run by migrate() / `oncely migrate` inside BEGIN … COMMIT.
+-- Returns nothing. Idempotent: every statement is IF NOT EXISTS, and one fixed advisory lock makes concurrent
+-- migrations (an app starting while `oncely migrate` runs) take turns instead of racing on them.
 --
 -- state: 0 pending (waiting, in flight or backing off), 1 published (kept until purged), 2 dead letter.
 -- xid:   the writing transaction's id. The relay only reads rows with xid below the oldest running transaction
---        (pg_snapshot_xmin), so the set of rows it can see never grows "behind" it: see docs/messaging/relay.md.
+--        (pg_snapshot_xmin), so the set of rows it can see never grows "behind" it (see claim.sql).
+SELECT pg_advisory_xact_lock(7466283551001);
+CREATE SCHEMA IF NOT EXISTS {{schema}};
+SET LOCAL search_path TO {{schema}};
+
 CREATE TABLE IF NOT EXISTS oncely_outbox (
   id           bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
   xid          xid8 NOT NULL DEFAULT pg_current_xact_id(),
