@@ -50,36 +50,48 @@ const seqs = (publisher: RecordingPublisher, key: string) =>
     .flatMap((p) => ((p as { key: string }).key === key ? [(p as { seq: number }).seq] : []));
 
 describe('commit order', () => {
-  it('never skips a row whose lower id commits late, and keeps id order within its key', async () => {
+  it('an open transaction holds back only its own rows and the writers of its keys; a lower id committing late is not skipped', async () => {
     const publisher = new RecordingPublisher();
     const relay = relayFor(publisher);
     await outbox.add(pool, { topic: 't', key: 'M', payload: { key: 'M', seq: 0 } });
     const slow = await pool.connect();
+    let blocked: Promise<string[]> | undefined;
     try {
       await slow.query('BEGIN');
       const lateId = await outbox.add(slow, { topic: 't', key: 'K', payload: { key: 'K', seq: 1 } });
+      await outbox.add(slow, { topic: 't', payload: { key: 'none', seq: 1 } });
+      // Written after the slow transaction began, committed first: nothing waits for the slow one.
       const [laterId] = await inTransaction(pool, (c) =>
-        outbox.addMany(c, [
-          { topic: 't', key: 'K', payload: { key: 'K', seq: 2 } },
-          { topic: 't', key: 'L', payload: { key: 'L', seq: 1 } },
-        ]),
+        outbox.add(c, { topic: 't', key: 'L', payload: { key: 'L', seq: 1 } }).then((id) => [id]),
       );
       expect(BigInt(lateId)).toBeLessThan(BigInt(laterId!));
+      // A second writer of K waits for the slow transaction's key lock.
+      let settled = false;
+      blocked = inTransaction(pool, (c) =>
+        outbox.addMany(c, [{ topic: 't', key: 'K', payload: { key: 'K', seq: 2 } }]),
+      ).finally(() => {
+        settled = true;
+      });
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect(settled).toBe(false);
 
-      // The slow transaction is still open: only what was written before it began may go.
       await relay.runOnce();
       await relay.runOnce();
-      expect(publisher.payloads()).toEqual([{ key: 'M', seq: 0 }]);
+      expect(publisher.payloads()).toEqual([
+        { key: 'M', seq: 0 },
+        { key: 'L', seq: 1 },
+      ]);
 
       await slow.query('COMMIT');
     } finally {
       await slow.query('ROLLBACK').catch(() => {});
       slow.release();
     }
+    await blocked;
     while ((await relay.runOnce()).claimed > 0) {}
     expect(seqs(publisher, 'K')).toEqual([1, 2]);
-    expect(seqs(publisher, 'L')).toEqual([1]);
-    expect(publisher.published).toHaveLength(4);
+    expect(seqs(publisher, 'none')).toEqual([1]);
+    expect(publisher.published).toHaveLength(5);
   });
 });
 
@@ -197,10 +209,14 @@ describe('failures', () => {
     await relay.runOnce();
     expect(seqs(publisher, 'P')).toEqual([1]);
 
+    // Replayed, it queues behind its key's pending event instead of overtaking it.
     poisoned = false;
+    await outbox.add(pool, { topic: 't', key: 'P', payload: { key: 'P', seq: 2 } });
     expect(await replayDeadLetters(pool, { ids: [poisonId] }, { schema: box.schema })).toBe(1);
     await relay.runOnce();
-    expect(seqs(publisher, 'P')).toEqual([1, 0]);
+    expect(seqs(publisher, 'P')).toEqual([1, 2]);
+    await relay.runOnce();
+    expect(seqs(publisher, 'P')).toEqual([1, 2, 0]);
     expect(await listDeadLetters(pool, { schema: box.schema })).toEqual([]);
 
     poisoned = true;
@@ -328,7 +344,7 @@ describe('retention and stats', () => {
     expect((await outboxStats(pool, { schema: box.schema })).published).toBe(0);
   });
 
-  it('stats show pending, in flight, retrying, and an open writer transaction holding rows back', async () => {
+  it('stats show pending, in flight, retrying, and the age of the oldest open writing transaction', async () => {
     await outbox.addMany(
       pool,
       [1, 2, 3].map((i) => ({ topic: 't', key: 'same', payload: { i } })),

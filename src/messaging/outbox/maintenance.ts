@@ -48,8 +48,8 @@ export interface OutboxStats {
   /** Most attempts among pending rows. */
   readonly maxAttempts: number;
   /**
-   * How long the oldest running writing transaction of the cluster has been open, ms (0 when none). Rows written
-   * after it started wait until it ends (see the horizon in docs/messaging/relay.md): a large value explains lag.
+   * How long the oldest running writing transaction of the cluster has been open, ms (0 when none). If it wrote
+   * outbox events, it holds their keys: other writers of those keys wait for it, and its events wait for its commit.
    */
   readonly oldestTransactionAgeMs: number;
 }

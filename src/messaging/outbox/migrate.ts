@@ -7,7 +7,8 @@ export type MigrationTarget = Queryable & { connect?: () => Promise<PoolClient> 
 
 /**
  * Creates the schema (if missing), the `oncely_outbox` table and its indexes, in one transaction. Safe to run
- * on every start and from several processes at once; it never drops or rewrites anything.
+ * on every start and from several processes at once; it never drops data. A table made before `seq` existed is
+ * upgraded (see sql/migrate.sql).
  *
  * @example
  * import { migrate } from 'oncely/outbox';

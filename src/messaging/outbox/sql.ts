@@ -92,6 +92,7 @@ function render(template: string, table: OutboxTable, notify: boolean): string {
     .join('\n')
     .replaceAll('{{table}}', table.name)
     .replaceAll('{{table_literal}}', literal)
+    .replaceAll('{{sequence_literal}}', `'"${table.schema}".oncely_outbox_seq'`)
     .replaceAll('{{schema}}', `"${table.schema}"`)
     .replaceAll('{{notify}}', notify ? `, pg_notify('${NOTIFY_CHANNEL}', ${literal})` : '')
     .trim();

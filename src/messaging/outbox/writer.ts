@@ -8,8 +8,10 @@ export interface OutboxEvent {
   /** Where it goes: a NATS subject, a RabbitMQ routing key, a Redis stream (the publisher maps it). */
   readonly topic: string;
   /**
-   * Ordering key (an order id, an account id): events of one key are published one at a time in the order they
-   * were written. Omit (or null) for events that need no order; they never wait for one another.
+   * Ordering key (an order id, an account id): events of one key are published one at a time, in the order their
+   * transactions committed. Writing one holds the key until the caller's transaction ends (another writer of the
+   * key waits at its `add`); see sql/insert-one.sql. Omit (or null) for events that need no order: they take no
+   * lock and never wait for one another.
    */
   readonly key?: string | null;
   /** A JSON value (stored as UTF-8 JSON) or bytes (`Uint8Array`/`Buffer`, stored as they are). */

@@ -4,23 +4,21 @@
 -- Returns one row per claimed row: id (text), topic, key, payload (bytea), content_type, headers (jsonb),
 -- attempts (counting this claim), created_at.
 --
--- - Horizon: only rows written by transactions older than every running one (xid below the snapshot's xmin).
---   Those rows are final: no running or future transaction can add a row that sorts before them in
---   (xid, id) order, so claiming in that order never passes over a row that commits later.
--- - Order per key: a row is claimable only if no other pending row of its key sorts before it. A row in flight
---   or backing off is still pending, so it holds back its own key and nothing else. (A replayed dead letter gets
---   a fresh xid, so it queues behind its key's pending rows instead of overtaking one in flight.)
+-- - Order per key: a row is claimable only if no other pending row of its key has a lower seq. A row in flight or
+--   backing off is still pending, so it holds back its own key and nothing else.
+-- - That head is final. Within a key, seq order is commit order (insert-one.sql): a row of the key with a lower
+--   seq belongs to a transaction that ended before this row's transaction took the key's lock, so it is visible
+--   here if it committed; and every row the key gets later sorts after this one. No horizon is needed: a
+--   transaction still open delays only its own rows (and, through its lock, the writers of its keys).
 -- - SKIP LOCKED: relays claiming at the same time split the heads between them instead of queuing.
 WITH candidates AS (
   SELECT o.id FROM {{table}} o
   WHERE o.state = 0
-    AND o.xid < pg_snapshot_xmin(pg_current_snapshot())
     AND o.available_at <= now()
     AND (o.lease_until IS NULL OR o.lease_until <= now())
     AND (o.key IS NULL OR NOT EXISTS (
-      SELECT 1 FROM {{table}} p
-      WHERE p.state = 0 AND p.key = o.key AND (p.xid, p.id) < (o.xid, o.id)))
-  ORDER BY o.xid, o.id
+      SELECT 1 FROM {{table}} p WHERE p.state = 0 AND p.key = o.key AND p.seq < o.seq))
+  ORDER BY o.seq
   LIMIT $1
   FOR UPDATE OF o SKIP LOCKED
 )
