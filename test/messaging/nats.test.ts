@@ -146,3 +146,47 @@ describe('consumeIdempotently (JetStream)', () => {
     await local.drop();
   });
 });
+
+describe('consumeIdempotently (JetStream): acknowledgements and errors', () => {
+  const pending = async (local: Awaited<ReturnType<typeof freshStream>>) => {
+    const info = await local.jsm.consumers.info(local.name, 'test');
+    return info.num_ack_pending + info.num_pending;
+  };
+
+  it('a throwing onOutcome is reported through onError and the consumer goes on', async () => {
+    const js = jetstream(nc);
+    const local = await freshStream(nc, 'natserrors');
+    const reported: { error: unknown; operation: string }[] = [];
+    const handled: string[] = [];
+    let hookCalls = 0;
+    const consumer = await consumeIdempotently(
+      async (msg: JsMsg) => {
+        handled.push(msg.json<{ id: string }>().id);
+      },
+      {
+        consumer: await js.consumers.get(local.name, 'test'),
+        store: new MemoryStore(),
+        onOutcome: () => {
+          if (++hookCalls === 1) throw new Error('metrics backend down');
+        },
+        onError: (error, operation) => reported.push({ error, operation }),
+      },
+    );
+    const publisher = new NatsPublisher({ jetstream: js });
+    try {
+      await publisher.publish(message('hook-1', { topic: `${local.subject}.e` }));
+      await until(() => reported.length === 1);
+      expect(reported[0]).toMatchObject({ operation: 'onOutcome' });
+      expect(String(reported[0]!.error)).toContain('metrics backend down');
+      await publisher.publish(message('hook-2', { topic: `${local.subject}.e` }));
+      await until(() => handled.includes('hook-2') && hookCalls === 2);
+      await until(async () => (await pending(local)) === 0);
+      // Acked once, not nak'ed after the ack: neither message came back.
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(handled).toEqual(['hook-1', 'hook-2']);
+    } finally {
+      await consumer.stop();
+      await local.drop();
+    }
+  });
+});

@@ -82,6 +82,8 @@ async function publishOne(
   try {
     const settled = await Promise.race([publishing.then(() => 'published' as const), timedOut, aborted]);
     if (settled === 'published') return { kind: 'published' };
+    // The outcome is decided (timed out or aborted) and returned below; the abandoned publish may still reject
+    // later, with nobody left to tell.
     publishing.catch(() => {});
     if (settled === 'timeout') {
       const error = new PublishTimeoutError(publishTimeoutMs);
