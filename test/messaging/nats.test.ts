@@ -10,6 +10,7 @@ import type { OutboxMessage } from '../../src/messaging/publisher.js';
 import { requireService } from '../support/services.js';
 import { freshStream, natsConnect } from './support/nats.js';
 import { freshOutbox, testPool, until } from './support/pg.js';
+import { acksOnlyWhatIsStored, outageInboxOptions } from './support/store-outage.js';
 
 let nc: NatsConnection;
 let stream: Awaited<ReturnType<typeof freshStream>>;
@@ -152,6 +153,31 @@ describe('consumeIdempotently (JetStream): acknowledgements and errors', () => {
     const info = await local.jsm.consumers.info(local.name, 'test');
     return info.num_ack_pending + info.num_pending;
   };
+
+  it("acks only what the store recorded: while complete fails or hangs the message is nak'ed, then processed once", async () => {
+    const js = jetstream(nc);
+    const local = await freshStream(nc, 'natsoutage');
+    try {
+      await acksOnlyWhatIsStored({
+        start: async (store, handler, onOutcome) =>
+          consumeIdempotently(async () => handler(), {
+            consumer: await js.consumers.get(local.name, 'test'),
+            store,
+            maxRetryDelayMs: 100,
+            onOutcome,
+            ...outageInboxOptions,
+          }),
+        send: async () => {
+          await new NatsPublisher({ jetstream: js }).publish(
+            message('outage-1', { topic: `${local.subject}.e` }),
+          );
+        },
+        drained: async () => (await pending(local)) === 0,
+      });
+    } finally {
+      await local.drop();
+    }
+  });
 
   it('a throwing onOutcome is reported through onError and the consumer goes on', async () => {
     const js = jetstream(nc);

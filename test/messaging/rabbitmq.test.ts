@@ -14,6 +14,7 @@ import { RedisStore } from '../../src/stores/redis/index.js';
 import { requireService, services } from '../support/services.js';
 import { startWorker, type Worker } from './support/children.js';
 import { freshOutbox, testPool, until } from './support/pg.js';
+import { acksOnlyWhatIsStored, outageInboxOptions } from './support/store-outage.js';
 
 // Child processes start through tsx: on a loaded 2-core machine each start can take seconds.
 vi.setConfig({ testTimeout: 120_000 });
@@ -108,6 +109,27 @@ describe('RabbitMqPublisher', () => {
 });
 
 describe('consumeIdempotently (RabbitMQ): acknowledgements and errors', () => {
+  it('acks only what the store recorded: while complete fails or hangs the message is requeued, then processed once', async () => {
+    const queue = await freshQueue('outage');
+    const consumerChannel = await connection.createChannel();
+    await acksOnlyWhatIsStored({
+      start: (store, handler, onOutcome) =>
+        consumeIdempotently(async () => handler(), {
+          channel: consumerChannel,
+          queue,
+          store,
+          maxRetryDelayMs: 100,
+          onOutcome,
+          ...outageInboxOptions,
+        }),
+      send: () => send(queue, 'outage-1'),
+      drained: async () => (await channel.checkQueue(queue)).messageCount === 0,
+    });
+    // Had the consumer left the message unacknowledged, closing its channel would put it back in the queue.
+    await consumerChannel.close();
+    expect((await channel.checkQueue(queue)).messageCount).toBe(0);
+  });
+
   it('a throwing onOutcome is reported and the consumer goes on; a closed channel is reported, not swallowed', async () => {
     const queue = await freshQueue('errors');
     const consumerChannel = await connection.createChannel();

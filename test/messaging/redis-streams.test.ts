@@ -26,6 +26,7 @@ import type { OutboxMessage } from '../../src/messaging/publisher.js';
 import { requireService, services } from '../support/services.js';
 import { DisposableRedis } from './support/disposable-redis.js';
 import { freshOutbox, testPool, until } from './support/pg.js';
+import { acksOnlyWhatIsStored, outageInboxOptions } from './support/store-outage.js';
 
 const prefix = `oncely-msg-streams-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
 let redis: Redis;
@@ -199,6 +200,31 @@ describe('consumeIdempotently: reply protocols, readiness, errors', () => {
       expect(errors).toEqual([]);
     });
   }
+
+  it('acks only what the store recorded: while complete fails or hangs the entry stays pending, then is processed once', async () => {
+    const stream = `${prefix}:outage`;
+    const client = redis.duplicate();
+    try {
+      await acksOnlyWhatIsStored({
+        start: (store, handler, onOutcome) =>
+          consumeIdempotently(async () => handler(), {
+            client,
+            stream,
+            group: 'g',
+            store,
+            claimIdleMs: 100,
+            blockMs: 50,
+            onOutcome,
+            ...outageInboxOptions,
+          }),
+        send: () =>
+          new RedisStreamsPublisher({ client: redis, stream: () => stream }).publish(message('outage-1')),
+        drained: async () => Number((await redis.xpending(stream, 'g'))[0]) === 0,
+      });
+    } finally {
+      client.disconnect();
+    }
+  });
 
   it('a throwing onOutcome is reported through onError; the other entries of its batch are still seen', async () => {
     const stream = `${prefix}:hook`;
