@@ -395,6 +395,35 @@ describe('retention and stats', () => {
     }
   });
 
+  it('a throwing onEvent hook is one process warning; the relay keeps publishing', async () => {
+    await outbox.addMany(
+      pool,
+      [1, 2, 3].map((i) => ({ topic: 't', payload: { i } })),
+    );
+    const warnings: Error[] = [];
+    const onWarning = (warning: Error & { code?: string }) => {
+      if (warning.code === 'ONCELY_OUTBOX') warnings.push(warning);
+    };
+    process.on('warning', onWarning);
+    const publisher = new RecordingPublisher();
+    const relay = relayFor(publisher, {
+      batchSize: 1,
+      onEvent: () => {
+        throw new Error('dashboard down');
+      },
+    });
+    try {
+      while ((await relay.runOnce()).claimed > 0) {}
+      await new Promise((resolve) => setImmediate(resolve));
+    } finally {
+      process.off('warning', onWarning);
+    }
+    expect(publisher.published).toHaveLength(3);
+    expect(warnings.map((w) => w.message)).toEqual([
+      'OutboxRelay: onEvent threw on a published event (Error: dashboard down)',
+    ]);
+  });
+
   it('validates options at construction', () => {
     const publisher = new RecordingPublisher();
     expect(() => relayFor(publisher, { publishTimeoutMs: 20_000, leaseMs: 30_000 })).toThrow(

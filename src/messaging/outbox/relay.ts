@@ -40,6 +40,7 @@ export class OutboxRelay {
   #batch: AbortController | undefined;
   #nextPurgeAt = 0;
   #lastError: unknown;
+  #hookFailed = false;
 
   constructor(options: OutboxRelayOptions) {
     this.#settings = resolveRelayOptions(options);
@@ -278,8 +279,14 @@ export class OutboxRelay {
     }
     try {
       handler(event);
-    } catch {
-      // A throwing observability hook must not stop the relay.
+    } catch (error) {
+      // A throwing observability hook must not stop the relay, nor go unseen: one warning per relay.
+      if (this.#hookFailed) return;
+      this.#hookFailed = true;
+      const reason = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+      process.emitWarning(`OutboxRelay: onEvent threw on a ${event.type} event (${reason})`, {
+        code: 'ONCELY_OUTBOX',
+      });
     }
   }
 }
