@@ -1,9 +1,12 @@
 import type { ExecutionContext } from '../core/claim.js';
 import { type Codec, structuredCodec } from '../core/codec.js';
 import { Engine, type EngineOptions } from '../core/engine.js';
+import { resolveEngineOptions } from '../core/engine-options.js';
 import { InvalidOptionsError, isInProgressError } from '../core/errors.js';
+import { emitter } from '../core/events.js';
+import { StoreGuard } from '../core/guarded-store.js';
 import { scopedKey, validateKey } from '../core/key.js';
-import type { HeaderPairs, Store } from '../core/store.js';
+import type { BeginResult, HeaderPairs, Store } from '../core/store.js';
 import { knownOptions, optionalFunction, requireFunction, wholeNumber } from '../core/validate.js';
 import { RunGate } from './run-gate.js';
 
@@ -112,6 +115,8 @@ export class Inbox<M, R = unknown> {
   readonly #onParked: InboxOptions<M>['onParked'];
   readonly #codec: Codec;
   readonly #transactional: boolean;
+  /** The runs counter's store calls (transactional mode): bounded by `storeTimeoutMs`, failures reported. */
+  readonly #runs: StoreGuard;
   readonly #gate = new RunGate();
 
   constructor(handler: InboxHandler<M, R>, options: InboxOptions<M>) {
@@ -133,6 +138,14 @@ export class Inbox<M, R = unknown> {
     if (typeof scope !== 'string' || scope === '')
       throw new InvalidOptionsError('scope must be a non-empty string');
     this.engine = new Engine({ ...engineOptions, store });
+    // The engine keeps its guard to itself, so the runs counter gets one of its own: the same timeout and event
+    // hook, but not the engine's circuit breaker (a failing store still trips that one on the message's key).
+    const resolved = resolveEngineOptions({ ...engineOptions, store });
+    this.#runs = new StoreGuard(
+      store,
+      { timeoutMs: resolved.storeTimeoutMs, breaker: false },
+      emitter(resolved.onEvent),
+    );
     this.#handler = handler;
     this.#store = store;
     this.#messageId = messageId;
@@ -184,14 +197,24 @@ export class Inbox<M, R = unknown> {
     // before, so it skips the two extra round trips; its redelivery counts it (+1).
     if (redelivered === false) return this.#execute(message, messageId, key, 1);
     const runsKey = this.#runsKey(key);
-    let run: Awaited<ReturnType<Store['begin']>>;
+    let run: BeginResult;
     try {
-      run = await this.#store.begin({
-        key: runsKey,
-        fingerprint: 'runs',
-        leaseMs: this.engine.leaseMs,
-        retentionMs: this.engine.retentionMs,
-      });
+      // Bounded like every engine call: a hung store makes this delivery `failed` (redelivered later), never a
+      // `handle` that does not return. A claim whose answer comes after the timeout is given back at once, so
+      // the redelivery does not find the counter held for a whole lease.
+      run = await this.#runs.call(
+        'begin',
+        (store) =>
+          store.begin({
+            key: runsKey,
+            fingerprint: 'runs',
+            leaseMs: this.engine.leaseMs,
+            retentionMs: this.engine.retentionMs,
+          }),
+        (late) => {
+          if (late.kind === 'acquired') void this.#settleRuns(runsKey, late.token, false);
+        },
+      );
     } catch (error) {
       return { kind: 'failed', error, attempt: undefined };
     }
@@ -201,13 +224,24 @@ export class Inbox<M, R = unknown> {
     if (run.kind === 'acquired') {
       const finished =
         outcome.kind === 'processed' || outcome.kind === 'duplicate' || outcome.kind === 'parked';
-      // Best effort: a run claim left behind only makes the next delivery wait for its lease.
-      await (finished
-        ? this.#store.delete(runsKey)
-        : this.#store.release({ key: runsKey, token: run.token })
-      ).catch(() => {});
+      await this.#settleRuns(runsKey, run.token, finished);
     }
     return outcome;
+  }
+
+  /**
+   * Ends a run on the counter: deleted once the message is finished, released otherwise (the next run counts
+   * one more). Never rejects: a failure is reported as a `storeError` event by the guard, and a counter left
+   * claimed only makes the next delivery wait for its lease.
+   */
+  async #settleRuns(runsKey: string, token: number, finished: boolean): Promise<void> {
+    try {
+      await (finished
+        ? this.#runs.call('delete', (store) => store.delete(runsKey))
+        : this.#runs.call('release', (store) => store.release({ key: runsKey, token })));
+    } catch {
+      // Reported by the guard (storeError event); see above.
+    }
   }
 
   async #execute(

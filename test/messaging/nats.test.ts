@@ -10,6 +10,7 @@ import type { OutboxMessage } from '../../src/messaging/publisher.js';
 import { requireService } from '../support/services.js';
 import { freshStream, natsConnect } from './support/nats.js';
 import { freshOutbox, testPool, until } from './support/pg.js';
+import { acksOnlyWhatIsStored, outageInboxOptions } from './support/store-outage.js';
 
 let nc: NatsConnection;
 let stream: Awaited<ReturnType<typeof freshStream>>;
@@ -144,5 +145,74 @@ describe('consumeIdempotently (JetStream)', () => {
       return info.num_ack_pending === 0 && info.num_pending === 0;
     });
     await local.drop();
+  });
+});
+
+describe('consumeIdempotently (JetStream): acknowledgements and errors', () => {
+  const pending = async (local: Awaited<ReturnType<typeof freshStream>>) => {
+    const info = await local.jsm.consumers.info(local.name, 'test');
+    return info.num_ack_pending + info.num_pending;
+  };
+
+  it("acks only what the store recorded: while complete fails or hangs the message is nak'ed, then processed once", async () => {
+    const js = jetstream(nc);
+    const local = await freshStream(nc, 'natsoutage');
+    try {
+      await acksOnlyWhatIsStored({
+        start: async (store, handler, onOutcome) =>
+          consumeIdempotently(async () => handler(), {
+            consumer: await js.consumers.get(local.name, 'test'),
+            store,
+            maxRetryDelayMs: 100,
+            onOutcome,
+            ...outageInboxOptions,
+          }),
+        send: async () => {
+          await new NatsPublisher({ jetstream: js }).publish(
+            message('outage-1', { topic: `${local.subject}.e` }),
+          );
+        },
+        drained: async () => (await pending(local)) === 0,
+      });
+    } finally {
+      await local.drop();
+    }
+  });
+
+  it('a throwing onOutcome is reported through onError and the consumer goes on', async () => {
+    const js = jetstream(nc);
+    const local = await freshStream(nc, 'natserrors');
+    const reported: { error: unknown; operation: string }[] = [];
+    const handled: string[] = [];
+    let hookCalls = 0;
+    const consumer = await consumeIdempotently(
+      async (msg: JsMsg) => {
+        handled.push(msg.json<{ id: string }>().id);
+      },
+      {
+        consumer: await js.consumers.get(local.name, 'test'),
+        store: new MemoryStore(),
+        onOutcome: () => {
+          if (++hookCalls === 1) throw new Error('metrics backend down');
+        },
+        onError: (error, operation) => reported.push({ error, operation }),
+      },
+    );
+    const publisher = new NatsPublisher({ jetstream: js });
+    try {
+      await publisher.publish(message('hook-1', { topic: `${local.subject}.e` }));
+      await until(() => reported.length === 1);
+      expect(reported[0]).toMatchObject({ operation: 'onOutcome' });
+      expect(String(reported[0]!.error)).toContain('metrics backend down');
+      await publisher.publish(message('hook-2', { topic: `${local.subject}.e` }));
+      await until(() => handled.includes('hook-2') && hookCalls === 2);
+      await until(async () => (await pending(local)) === 0);
+      // Acked once, not nak'ed after the ack: neither message came back.
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(handled).toEqual(['hook-1', 'hook-2']);
+    } finally {
+      await consumer.stop();
+      await local.drop();
+    }
   });
 });

@@ -11,7 +11,9 @@ import {
   type RelayEvent,
   replayDeadLetters,
 } from '../../src/messaging/outbox/index.js';
+import type { Publisher } from '../../src/messaging/publisher.js';
 import { requireService } from '../support/services.js';
+import { GatedPublisher } from './support/gated-publisher.js';
 import { freshOutbox, inTransaction, testPool, until } from './support/pg.js';
 import { RecordingPublisher } from './support/recording-publisher.js';
 
@@ -33,7 +35,7 @@ afterAll(async () => {
 
 beforeEach(() => pool.query(`DELETE FROM ${box.table}`));
 
-const relayFor = (publisher: RecordingPublisher, options: Partial<OutboxRelayOptions> = {}) =>
+const relayFor = (publisher: Publisher, options: Partial<OutboxRelayOptions> = {}) =>
   new OutboxRelay({
     pool,
     publisher,
@@ -50,36 +52,48 @@ const seqs = (publisher: RecordingPublisher, key: string) =>
     .flatMap((p) => ((p as { key: string }).key === key ? [(p as { seq: number }).seq] : []));
 
 describe('commit order', () => {
-  it('never skips a row whose lower id commits late, and keeps id order within its key', async () => {
+  it('an open transaction holds back only its own rows and the writers of its keys; a lower id committing late is not skipped', async () => {
     const publisher = new RecordingPublisher();
     const relay = relayFor(publisher);
     await outbox.add(pool, { topic: 't', key: 'M', payload: { key: 'M', seq: 0 } });
     const slow = await pool.connect();
+    let blocked: Promise<string[]> | undefined;
     try {
       await slow.query('BEGIN');
       const lateId = await outbox.add(slow, { topic: 't', key: 'K', payload: { key: 'K', seq: 1 } });
+      await outbox.add(slow, { topic: 't', payload: { key: 'none', seq: 1 } });
+      // Written after the slow transaction began, committed first: nothing waits for the slow one.
       const [laterId] = await inTransaction(pool, (c) =>
-        outbox.addMany(c, [
-          { topic: 't', key: 'K', payload: { key: 'K', seq: 2 } },
-          { topic: 't', key: 'L', payload: { key: 'L', seq: 1 } },
-        ]),
+        outbox.add(c, { topic: 't', key: 'L', payload: { key: 'L', seq: 1 } }).then((id) => [id]),
       );
       expect(BigInt(lateId)).toBeLessThan(BigInt(laterId!));
+      // A second writer of K waits for the slow transaction's key lock.
+      let settled = false;
+      blocked = inTransaction(pool, (c) =>
+        outbox.addMany(c, [{ topic: 't', key: 'K', payload: { key: 'K', seq: 2 } }]),
+      ).finally(() => {
+        settled = true;
+      });
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect(settled).toBe(false);
 
-      // The slow transaction is still open: only what was written before it began may go.
       await relay.runOnce();
       await relay.runOnce();
-      expect(publisher.payloads()).toEqual([{ key: 'M', seq: 0 }]);
+      expect(publisher.payloads()).toEqual([
+        { key: 'M', seq: 0 },
+        { key: 'L', seq: 1 },
+      ]);
 
       await slow.query('COMMIT');
     } finally {
       await slow.query('ROLLBACK').catch(() => {});
       slow.release();
     }
+    await blocked;
     while ((await relay.runOnce()).claimed > 0) {}
     expect(seqs(publisher, 'K')).toEqual([1, 2]);
-    expect(seqs(publisher, 'L')).toEqual([1]);
-    expect(publisher.published).toHaveLength(4);
+    expect(seqs(publisher, 'none')).toEqual([1]);
+    expect(publisher.published).toHaveLength(5);
   });
 });
 
@@ -197,10 +211,14 @@ describe('failures', () => {
     await relay.runOnce();
     expect(seqs(publisher, 'P')).toEqual([1]);
 
+    // Replayed, it queues behind its key's pending event instead of overtaking it.
     poisoned = false;
+    await outbox.add(pool, { topic: 't', key: 'P', payload: { key: 'P', seq: 2 } });
     expect(await replayDeadLetters(pool, { ids: [poisonId] }, { schema: box.schema })).toBe(1);
     await relay.runOnce();
-    expect(seqs(publisher, 'P')).toEqual([1, 0]);
+    expect(seqs(publisher, 'P')).toEqual([1, 2]);
+    await relay.runOnce();
+    expect(seqs(publisher, 'P')).toEqual([1, 2, 0]);
     expect(await listDeadLetters(pool, { schema: box.schema })).toEqual([]);
 
     poisoned = true;
@@ -249,33 +267,62 @@ describe('failures', () => {
 });
 
 describe('leases and shutdown', () => {
-  it('a relay whose lease ran out is fenced: the one that took over owns the rows', async () => {
-    const id = await outbox.add(pool, { topic: 't', key: 'F', payload: { key: 'F', seq: 0 } });
-    const stalled = new RecordingPublisher();
-    let resume = () => {};
-    stalled.delayFor = () => 0;
-    stalled.publish = async function (this: RecordingPublisher, message) {
-      await new Promise<void>((resolve) => {
-        resume = resolve;
+  for (const keepPublishedMs of [0, 60_000]) {
+    for (const late of ['confirmed', 'refused'] as const) {
+      it(`keepPublishedMs ${keepPublishedMs}: a relay whose lease ran out and whose publish is then ${late} is fenced while the new owner holds the row; the owner's own failure decides`, async () => {
+        const id = await outbox.add(pool, { topic: 't', key: 'F', payload: { key: 'F', seq: 0 } });
+        await outbox.add(pool, { topic: 't', key: 'F', payload: { key: 'F', seq: 1 } });
+        const row = async () =>
+          (await pool.query(`SELECT state, leased_by, attempts FROM ${box.table} WHERE id = $1`, [id]))
+            .rows[0] as { state: number; leased_by: string | null; attempts: number } | undefined;
+        const stalled = new GatedPublisher();
+        const owner = new GatedPublisher();
+        const stalledEvents: RelayEvent[] = [];
+        const ownerEvents: RelayEvent[] = [];
+        const options = { keepPublishedMs, backoff: { initialMs: 1, maxMs: 1 } };
+        const stalledCycle = relayFor(stalled, {
+          ...options,
+          onEvent: (e) => stalledEvents.push(e),
+        }).runOnce();
+        await until(() => stalled.pending.length === 1);
+        const stalledToken = (await row())?.leased_by;
+
+        // Its lease runs out (a process paused by the OS, a long GC); another relay takes the row over, and its
+        // publish is in flight when the stalled relay comes back.
+        await pool.query(`UPDATE ${box.table} SET lease_until = now() - interval '1 second' WHERE id = $1`, [
+          id,
+        ]);
+        const ownerCycle = relayFor(owner, { ...options, onEvent: (e) => ownerEvents.push(e) }).runOnce();
+        await until(() => owner.pending.length === 1);
+        const ownerToken = (await row())?.leased_by;
+        expect(ownerToken).toBeTruthy();
+        expect(ownerToken).not.toBe(stalledToken);
+
+        if (late === 'confirmed') stalled.pending[0]!.confirm();
+        else stalled.pending[0]!.refuse(new Error('too late'));
+        await stalledCycle;
+        expect(stalledEvents).toContainEqual({ type: 'fenced', count: 1 });
+        // The stalled relay neither marked, deleted nor rescheduled the row: the owner still holds it.
+        expect(await row()).toEqual({ state: 0, leased_by: ownerToken, attempts: 2 });
+
+        owner.pending[0]!.refuse(new Error('broker hiccup'));
+        expect(await ownerCycle).toMatchObject({ claimed: 1, failed: 1 });
+        expect(ownerEvents).toContainEqual(
+          expect.objectContaining({ type: 'failed', id, attempt: 2, dead: false }),
+        );
+        expect(await row()).toEqual({ state: 0, leased_by: null, attempts: 2 });
+
+        // The retry goes out, and only then the key's next event.
+        const publisher = new RecordingPublisher();
+        const relay = relayFor(publisher, options);
+        await until(async () => {
+          await relay.runOnce();
+          return seqs(publisher, 'F').length === 2;
+        });
+        expect(seqs(publisher, 'F')).toEqual([0, 1]);
       });
-      this.published.push(message);
-    };
-    const events: RelayEvent[] = [];
-    const first = relayFor(stalled, { onEvent: (e) => events.push(e) });
-    const firstCycle = first.runOnce();
-    await until(
-      async () => (await pool.query(`SELECT 1 FROM ${box.table} WHERE leased_by IS NOT NULL`)).rowCount === 1,
-    );
-    // Time passes beyond the lease (as for a process paused by the OS or a long GC).
-    await pool.query(`UPDATE ${box.table} SET lease_until = now() - interval '1 second'`);
-    const taker = new RecordingPublisher();
-    expect(await relayFor(taker).runOnce()).toMatchObject({ claimed: 1, published: 1 });
-    resume();
-    expect(await firstCycle).toMatchObject({ claimed: 1, published: 1 });
-    expect(events).toContainEqual({ type: 'fenced', count: 1 });
-    expect(taker.published.map((m) => m.id)).toEqual([id]);
-    expect((await pool.query(`SELECT 1 FROM ${box.table}`)).rowCount).toBe(0);
-  });
+    }
+  }
 
   it('stop() lets the batch in flight finish and mark', async () => {
     await outbox.addMany(
@@ -328,7 +375,7 @@ describe('retention and stats', () => {
     expect((await outboxStats(pool, { schema: box.schema })).published).toBe(0);
   });
 
-  it('stats show pending, in flight, retrying, and an open writer transaction holding rows back', async () => {
+  it('stats show pending, in flight, retrying, and the age of the oldest open writing transaction', async () => {
     await outbox.addMany(
       pool,
       [1, 2, 3].map((i) => ({ topic: 't', key: 'same', payload: { i } })),
@@ -346,6 +393,35 @@ describe('retention and stats', () => {
       await blocker.query('ROLLBACK');
       blocker.release();
     }
+  });
+
+  it('a throwing onEvent hook is one process warning; the relay keeps publishing', async () => {
+    await outbox.addMany(
+      pool,
+      [1, 2, 3].map((i) => ({ topic: 't', payload: { i } })),
+    );
+    const warnings: Error[] = [];
+    const onWarning = (warning: Error & { code?: string }) => {
+      if (warning.code === 'ONCELY_OUTBOX') warnings.push(warning);
+    };
+    process.on('warning', onWarning);
+    const publisher = new RecordingPublisher();
+    const relay = relayFor(publisher, {
+      batchSize: 1,
+      onEvent: () => {
+        throw new Error('dashboard down');
+      },
+    });
+    try {
+      while ((await relay.runOnce()).claimed > 0) {}
+      await new Promise((resolve) => setImmediate(resolve));
+    } finally {
+      process.off('warning', onWarning);
+    }
+    expect(publisher.published).toHaveLength(3);
+    expect(warnings.map((w) => w.message)).toEqual([
+      'OutboxRelay: onEvent threw on a published event (Error: dashboard down)',
+    ]);
   });
 
   it('validates options at construction', () => {

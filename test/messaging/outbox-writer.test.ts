@@ -20,6 +20,22 @@ afterAll(async () => {
   await pool?.end();
 });
 
+// The table as migrate() made it before `seq` (rows read in (xid, id) order), to test the upgrade.
+const PREVIOUS_SCHEMA = `
+  CREATE TABLE oncely_outbox (
+    id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    xid xid8 NOT NULL DEFAULT pg_current_xact_id(),
+    topic text NOT NULL, key text, payload bytea NOT NULL, content_type text NOT NULL,
+    headers jsonb NOT NULL DEFAULT '{}'::jsonb, state smallint NOT NULL DEFAULT 0,
+    attempts integer NOT NULL DEFAULT 0, available_at timestamptz NOT NULL DEFAULT now(),
+    lease_until timestamptz, leased_by uuid, created_at timestamptz NOT NULL DEFAULT clock_timestamp(),
+    published_at timestamptz, dead_at timestamptz, last_error text
+  ) WITH (fillfactor = 80);
+  CREATE INDEX oncely_outbox_pending ON oncely_outbox (xid, id) WHERE state = 0;
+  CREATE INDEX oncely_outbox_pending_key ON oncely_outbox (key, xid, id) WHERE state = 0;
+  CREATE INDEX oncely_outbox_published ON oncely_outbox (published_at) WHERE state = 1;
+  CREATE INDEX oncely_outbox_dead ON oncely_outbox (id) WHERE state = 2`;
+
 describe('migrate', () => {
   it('is safe to run again and from several connections at once', async () => {
     await Promise.all([1, 2, 3].map(() => migrate(pool, { schema: box.schema })));
@@ -29,11 +45,50 @@ describe('migrate', () => {
     );
     expect(rows.map((r) => r.indexname)).toEqual([
       'oncely_outbox_dead',
-      'oncely_outbox_pending',
-      'oncely_outbox_pending_key',
+      'oncely_outbox_pending_key_seq',
+      'oncely_outbox_pending_seq',
       'oncely_outbox_pkey',
       'oncely_outbox_published',
     ]);
+  });
+
+  it('upgrades a table made before seq: pending rows keep their (xid, id) order, the old indexes go', async () => {
+    const schema = `${box.schema}_up`;
+    await pool.query(`CREATE SCHEMA "${schema}"`);
+    try {
+      await pool.query(`SET search_path TO "${schema}"; ${PREVIOUS_SCHEMA}; RESET search_path`);
+      const table = `"${schema}".oncely_outbox`;
+      const insert = (c: pg.ClientBase, seq: number) =>
+        c.query(
+          `INSERT INTO ${table} (topic, key, payload, content_type) VALUES ('t', 'K', $1, 'application/json')`,
+          [Buffer.from(JSON.stringify({ key: 'K', seq }))],
+        );
+      // The transaction with the lower xid writes the higher id: (xid, id) order differs from id order.
+      await inTransaction(pool, async (first) => {
+        await first.query('SELECT pg_current_xact_id()');
+        await inTransaction(pool, (second) => insert(second, 1));
+        await insert(first, 0);
+      });
+      await Promise.all([1, 2].map(() => migrate(pool, { schema })));
+      const { rows: indexes } = await pool.query(
+        `SELECT indexname FROM pg_indexes WHERE schemaname = $1 ORDER BY indexname`,
+        [schema],
+      );
+      expect(indexes.map((r) => r.indexname)).toEqual([
+        'oncely_outbox_dead',
+        'oncely_outbox_pending_key_seq',
+        'oncely_outbox_pending_seq',
+        'oncely_outbox_pkey',
+        'oncely_outbox_published',
+      ]);
+      await new Outbox({ schema }).add(pool, { topic: 't', key: 'K', payload: { key: 'K', seq: 2 } });
+      const publisher = new RecordingPublisher();
+      const relay = new OutboxRelay({ pool, publisher, schema, listen: false });
+      while ((await relay.runOnce()).claimed > 0) {}
+      expect(publisher.payloads()).toEqual([0, 1, 2].map((seq) => ({ key: 'K', seq })));
+    } finally {
+      await pool.query(`DROP SCHEMA "${schema}" CASCADE`);
+    }
   });
 
   it('refuses a schema name that is not a plain identifier', async () => {

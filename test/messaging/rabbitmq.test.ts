@@ -2,6 +2,7 @@ import amqp, { type Channel, type ChannelModel } from 'amqplib';
 import { Redis } from 'ioredis';
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { MemoryStore } from '../../src/index.js';
 import {
   consumeIdempotently,
   RabbitMqPublisher,
@@ -13,6 +14,7 @@ import { RedisStore } from '../../src/stores/redis/index.js';
 import { requireService, services } from '../support/services.js';
 import { startWorker, type Worker } from './support/children.js';
 import { freshOutbox, testPool, until } from './support/pg.js';
+import { acksOnlyWhatIsStored, outageInboxOptions } from './support/store-outage.js';
 
 // Child processes start through tsx: on a loaded 2-core machine each start can take seconds.
 vi.setConfig({ testTimeout: 120_000 });
@@ -31,6 +33,13 @@ async function freshQueue(label: string): Promise<string> {
   await channel.assertQueue(queue, { durable: true });
   queues.push(queue);
   return queue;
+}
+
+async function send(queue: string, messageId: string): Promise<void> {
+  const confirm = await connection.createConfirmChannel();
+  confirm.sendToQueue(queue, Buffer.from(messageId), { messageId, persistent: true });
+  await confirm.waitForConfirms();
+  await confirm.close();
 }
 
 async function freshEffects(label: string): Promise<string> {
@@ -96,6 +105,71 @@ describe('RabbitMqPublisher', () => {
     await expect(publisher.publish(message('1', `oncely_nobody_${tag}`))).rejects.toBeInstanceOf(
       UnroutableMessageError,
     );
+  });
+});
+
+describe('consumeIdempotently (RabbitMQ): acknowledgements and errors', () => {
+  it('acks only what the store recorded: while complete fails or hangs the message is requeued, then processed once', async () => {
+    const queue = await freshQueue('outage');
+    const consumerChannel = await connection.createChannel();
+    await acksOnlyWhatIsStored({
+      start: (store, handler, onOutcome) =>
+        consumeIdempotently(async () => handler(), {
+          channel: consumerChannel,
+          queue,
+          store,
+          maxRetryDelayMs: 100,
+          onOutcome,
+          ...outageInboxOptions,
+        }),
+      send: () => send(queue, 'outage-1'),
+      drained: async () => (await channel.checkQueue(queue)).messageCount === 0,
+    });
+    // Had the consumer left the message unacknowledged, closing its channel would put it back in the queue.
+    await consumerChannel.close();
+    expect((await channel.checkQueue(queue)).messageCount).toBe(0);
+  });
+
+  it('a throwing onOutcome is reported and the consumer goes on; a closed channel is reported, not swallowed', async () => {
+    const queue = await freshQueue('errors');
+    const consumerChannel = await connection.createChannel();
+    const reported: { error: unknown; operation: string }[] = [];
+    const handled: string[] = [];
+    let hookCalls = 0;
+    const consumer = await consumeIdempotently(
+      async (msg) => {
+        handled.push(msg.properties.messageId);
+        // Closing the channel under the consumer: acknowledging this message must fail.
+        if (msg.properties.messageId === 'close-1') await consumerChannel.close();
+      },
+      {
+        channel: consumerChannel,
+        queue,
+        store: new MemoryStore(),
+        onOutcome: () => {
+          if (++hookCalls === 1) throw new Error('metrics backend down');
+        },
+        onError: (error, operation) => reported.push({ error, operation }),
+      },
+    );
+    try {
+      await send(queue, 'hook-1');
+      await until(() => reported.length === 1);
+      expect(reported[0]).toMatchObject({ operation: 'onOutcome' });
+      expect(String(reported[0]!.error)).toContain('metrics backend down');
+      // The channel survived the hook (no nack of an acked message): the next message is handled and acked.
+      await send(queue, 'hook-2');
+      await until(() => handled.includes('hook-2') && hookCalls === 2);
+      await until(async () => (await channel.checkQueue(queue)).messageCount === 0);
+
+      await send(queue, 'close-1');
+      await until(() => reported.length === 3);
+      expect(reported.slice(1).map((r) => r.operation)).toEqual(['settle', 'requeue']);
+      // The broker put the unacknowledged message back itself.
+      await until(async () => (await channel.checkQueue(queue)).messageCount === 1);
+    } finally {
+      await consumer.stop().catch(() => {});
+    }
   });
 });
 

@@ -3,7 +3,8 @@
 /// <reference types="node" preserve="true" />
 import { InvalidOptionsError } from '../../core/errors.js';
 import { knownOptions, wholeNumber } from '../../core/validate.js';
-import { NOTIFY_CHANNEL, outboxTable, type Queryable, type SchemaOptions } from './table.js';
+import { outboxStatements } from './sql.js';
+import { outboxTable, type Queryable, type SchemaOptions } from './table.js';
 
 /** A message the relay gave up on after `maxAttempts`, kept with its last error until replayed or discarded. */
 export interface DeadLetter {
@@ -34,7 +35,7 @@ export async function listDeadLetters(
   options: ListDeadLettersOptions = {},
 ): Promise<DeadLetter[]> {
   knownOptions('listDeadLetters', options, ['schema', 'topic', 'after', 'limit']);
-  const { name } = outboxTable(options.schema);
+  const sql = outboxStatements(outboxTable(options.schema));
   const limit = wholeNumber('limit', options.limit, 100, { min: 1, max: 10_000 });
   const after = checkId('after', options.after ?? '0');
   const { rows } = await db.query<{
@@ -48,11 +49,7 @@ export async function listDeadLetters(
     created_at: Date;
     dead_at: Date;
     last_error: string | null;
-  }>(
-    `SELECT id::text AS id, topic, key, payload, content_type, headers, attempts, created_at, dead_at, last_error
-     FROM ${name} WHERE state = 2 AND id > $1::bigint AND ($2::text IS NULL OR topic = $2) ORDER BY id LIMIT $3`,
-    [after, options.topic ?? null, limit],
-  );
+  }>(sql.listDeadLetters, [after, options.topic ?? null, limit]);
   return rows.map((row) => ({
     id: row.id,
     topic: row.topic,
@@ -82,17 +79,9 @@ export async function replayDeadLetters(
   selection: DeadLetterSelection,
   options: SchemaOptions = {},
 ): Promise<number> {
-  const { name } = outboxTable(options.schema);
-  const [where, values] = selectionFilter(selection);
-  const result = await db.query(
-    `WITH replayed AS (
-       UPDATE ${name} SET state = 0, attempts = 0, available_at = now(), dead_at = NULL, lease_until = NULL,
-         leased_by = NULL, xid = pg_current_xact_id()
-       WHERE state = 2 AND ${where} RETURNING 1)
-     SELECT count(*)::int AS count, pg_notify('${NOTIFY_CHANNEL}', $${values.length + 1}) FROM replayed`,
-    [...values, name],
-  );
-  return Number((result.rows[0] as { count: number } | undefined)?.count ?? 0);
+  const sql = outboxStatements(outboxTable(options.schema));
+  const result = await db.query<{ count: number }>(sql.replayDeadLetters, selectionFilter(selection));
+  return Number(result.rows[0]?.count ?? 0);
 }
 
 /** Deletes dead letters for good. Resolves with the number of rows removed. */
@@ -101,24 +90,25 @@ export async function discardDeadLetters(
   selection: DeadLetterSelection,
   options: SchemaOptions = {},
 ): Promise<number> {
-  const { name } = outboxTable(options.schema);
-  const [where, values] = selectionFilter(selection);
-  const result = await db.query(`DELETE FROM ${name} WHERE state = 2 AND ${where}`, values);
+  const sql = outboxStatements(outboxTable(options.schema));
+  const result = await db.query(sql.discardDeadLetters, selectionFilter(selection));
   return result.rowCount ?? 0;
 }
 
-function selectionFilter(selection: DeadLetterSelection): [string, unknown[]] {
+/** The two parameters both selecting statements take: $1 ids (NULL: all), $2 topic (NULL: any). */
+function selectionFilter(selection: DeadLetterSelection): [string[] | null, string | null] {
   if (selection === null || typeof selection !== 'object') {
     throw new InvalidOptionsError('pass { ids: [...] } or { all: true } to select dead letters');
   }
   if ('ids' in selection) {
     if (!Array.isArray(selection.ids)) throw new InvalidOptionsError('ids must be an array of outbox ids');
-    return ['id = ANY($1::bigint[])', [selection.ids.map((id) => checkId('ids', id))]];
+    return [selection.ids.map((id) => checkId('ids', id)), null];
   }
   if (selection.all !== true)
     throw new InvalidOptionsError('pass { ids: [...] } or { all: true } to select dead letters');
-  if (selection.topic === undefined) return ['true', []];
-  return ['topic = $1', [selection.topic]];
+  if (selection.topic !== undefined && typeof selection.topic !== 'string')
+    throw new InvalidOptionsError('topic must be a string');
+  return [null, selection.topic ?? null];
 }
 
 function checkId(name: string, id: unknown): string {

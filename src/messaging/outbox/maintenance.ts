@@ -1,4 +1,5 @@
 import { knownOptions, wholeNumber } from '../../core/validate.js';
+import { outboxStatements } from './sql.js';
 import { outboxTable, type Queryable, type SchemaOptions } from './table.js';
 
 export interface PurgePublishedOptions extends SchemaOptions {
@@ -17,15 +18,10 @@ export interface PurgePublishedOptions extends SchemaOptions {
  */
 export async function purgePublished(db: Queryable, options: PurgePublishedOptions = {}): Promise<number> {
   knownOptions('purgePublished', options, ['schema', 'olderThanMs', 'batchSize', 'maxBatches']);
-  const { name } = outboxTable(options.schema);
+  const sql = outboxStatements(outboxTable(options.schema)).purgePublished;
   const olderThanMs = wholeNumber('olderThanMs', options.olderThanMs, 0);
   const batchSize = wholeNumber('batchSize', options.batchSize, 1_000, { min: 1, max: 100_000 });
   const maxBatches = wholeNumber('maxBatches', options.maxBatches, 100, { min: 1 });
-  const sql = `
-    WITH doomed AS (
-      SELECT id FROM ${name} WHERE state = 1 AND published_at <= now() - $1 * interval '1 millisecond'
-      ORDER BY published_at LIMIT $2 FOR UPDATE SKIP LOCKED)
-    DELETE FROM ${name} o USING doomed d WHERE o.id = d.id`;
   let removed = 0;
   for (let batch = 0; batch < maxBatches; batch++) {
     const result = await db.query(sql, [olderThanMs, batchSize]);
@@ -52,27 +48,16 @@ export interface OutboxStats {
   /** Most attempts among pending rows. */
   readonly maxAttempts: number;
   /**
-   * How long the oldest running writing transaction of the cluster has been open, ms (0 when none). Rows written
-   * after it started wait until it ends (see the horizon in docs/messaging/relay.md): a large value explains lag.
+   * How long the oldest running writing transaction of the cluster has been open, ms (0 when none). If it wrote
+   * outbox events, it holds their keys: other writers of those keys wait for it, and its events wait for its commit.
    */
   readonly oldestTransactionAgeMs: number;
 }
 
 /** Counts rows by state. Scans the table: fine for dashboards, not for a hot path. */
 export async function outboxStats(db: Queryable, options: SchemaOptions = {}): Promise<OutboxStats> {
-  const { name } = outboxTable(options.schema);
-  const { rows } = await db.query<Record<string, string | number | null>>(`
-    SELECT
-      count(*) FILTER (WHERE state = 0) AS pending,
-      count(*) FILTER (WHERE state = 0 AND lease_until > now()) AS in_flight,
-      count(*) FILTER (WHERE state = 0 AND attempts > 0 AND (lease_until IS NULL OR lease_until <= now())) AS retrying,
-      count(*) FILTER (WHERE state = 1) AS published,
-      count(*) FILTER (WHERE state = 2) AS dead,
-      coalesce(extract(epoch FROM clock_timestamp() - min(created_at) FILTER (WHERE state = 0)) * 1000, 0) AS oldest_ms,
-      coalesce(max(attempts) FILTER (WHERE state = 0), 0) AS max_attempts,
-      (SELECT coalesce(extract(epoch FROM clock_timestamp() - min(xact_start)) * 1000, 0)
-         FROM pg_stat_activity WHERE backend_xid IS NOT NULL) AS oldest_tx_ms
-    FROM ${name}`);
+  const sql = outboxStatements(outboxTable(options.schema)).stats;
+  const { rows } = await db.query<Record<string, string | number | null>>(sql);
   const row = rows[0]!;
   const n = (value: string | number | null | undefined) => Math.round(Number(value ?? 0));
   return {

@@ -1,17 +1,14 @@
 import type { PoolClient } from 'pg';
-import schemaSql from './schema.sql.generated.js';
+import { migrationScript } from './sql.js';
 import { outboxTable, type Queryable, type SchemaOptions } from './table.js';
 
 /** A `pg` `Pool` (a connection is checked out for the migration) or a connected `Client`/`PoolClient`. */
 export type MigrationTarget = Queryable & { connect?: () => Promise<PoolClient> };
 
-// One fixed advisory lock for every outbox migration, so two processes migrating at once (an app starting
-// while `oncely migrate` runs) take turns instead of racing on CREATE ... IF NOT EXISTS.
-const MIGRATION_LOCK = 7_466_283_551_001;
-
 /**
  * Creates the schema (if missing), the `oncely_outbox` table and its indexes, in one transaction. Safe to run
- * on every start and from several processes at once; it never drops or rewrites anything.
+ * on every start and from several processes at once; it never drops data. A table made before `seq` existed is
+ * upgraded (see sql/migrate.sql).
  *
  * @example
  * import { migrate } from 'oncely/outbox';
@@ -19,16 +16,14 @@ const MIGRATION_LOCK = 7_466_283_551_001;
  * await migrate(pool, { schema: 'billing' }); // billing.oncely_outbox
  */
 export async function migrate(db: MigrationTarget, options: SchemaOptions = {}): Promise<void> {
-  const { schema } = outboxTable(options.schema);
+  const script = migrationScript(outboxTable(options.schema));
   const pooled = typeof db.connect === 'function' ? await db.connect() : undefined;
   const client: Queryable = pooled ?? db;
   try {
     await client.query('BEGIN');
     try {
-      await client.query(`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK})`);
-      await client.query(`CREATE SCHEMA IF NOT EXISTS "${schema}"`);
-      await client.query(`SET LOCAL search_path TO "${schema}"`);
-      await client.query(schemaSql);
+      // Several statements in one message (sql/migrate.sql), so no parameters: the script has the schema in it.
+      await client.query(script);
       await client.query('COMMIT');
     } catch (error) {
       await client.query('ROLLBACK').catch(() => {});

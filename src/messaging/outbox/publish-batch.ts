@@ -1,5 +1,5 @@
 import type { OutboxMessage, Publisher } from '../publisher.js';
-import type { ClaimedRow } from './statements.js';
+import type { ClaimedRow } from './sql.js';
 
 /** What became of one claimed row. `unsent`: never handed over (shutdown, or the lease too close to its end). */
 export type RowOutcome =
@@ -82,6 +82,8 @@ async function publishOne(
   try {
     const settled = await Promise.race([publishing.then(() => 'published' as const), timedOut, aborted]);
     if (settled === 'published') return { kind: 'published' };
+    // The outcome is decided (timed out or aborted) and returned below; the abandoned publish may still reject
+    // later, with nobody left to tell.
     publishing.catch(() => {});
     if (settled === 'timeout') {
       const error = new PublishTimeoutError(publishTimeoutMs);

@@ -6,7 +6,7 @@ import { purgePublished } from './maintenance.js';
 import { publishBatch, type RowOutcome } from './publish-batch.js';
 import type { RelayEvent } from './relay-events.js';
 import { type OutboxRelayOptions, type RelaySettings, resolveRelayOptions } from './relay-options.js';
-import { type ClaimedRow, type RelayStatements, relayStatements } from './statements.js';
+import { type ClaimedRow, type OutboxStatements, outboxStatements } from './sql.js';
 import { Waker } from './waker.js';
 
 /** What one claim–publish–settle cycle did. */
@@ -33,17 +33,18 @@ const PURGE_BATCHES_PER_PASS = 20;
  */
 export class OutboxRelay {
   readonly #settings: RelaySettings;
-  readonly #sql: RelayStatements;
+  readonly #sql: OutboxStatements;
   readonly #waker: Waker;
   readonly #stop = new AbortController();
   #loop: Promise<void> | undefined;
   #batch: AbortController | undefined;
   #nextPurgeAt = 0;
   #lastError: unknown;
+  #hookFailed = false;
 
   constructor(options: OutboxRelayOptions) {
     this.#settings = resolveRelayOptions(options);
-    this.#sql = relayStatements(this.#settings.table);
+    this.#sql = outboxStatements(this.#settings.table);
     this.#waker = new Waker(this.#settings.pool, this.#settings.table.name, this.#settings.listen, (error) =>
       this.#emit({ type: 'error', operation: 'listen', error }),
     );
@@ -278,8 +279,14 @@ export class OutboxRelay {
     }
     try {
       handler(event);
-    } catch {
-      // A throwing observability hook must not stop the relay.
+    } catch (error) {
+      // A throwing observability hook must not stop the relay, nor go unseen: one warning per relay.
+      if (this.#hookFailed) return;
+      this.#hookFailed = true;
+      const reason = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+      process.emitWarning(`OutboxRelay: onEvent threw on a ${event.type} event (${reason})`, {
+        code: 'ONCELY_OUTBOX',
+      });
     }
   }
 }

@@ -1,20 +1,17 @@
 import { InvalidOptionsError } from '../../core/errors.js';
 import { knownOptions } from '../../core/validate.js';
-import {
-  NOTIFY_CHANNEL,
-  type OutboxTable,
-  outboxTable,
-  type Queryable,
-  type SchemaOptions,
-} from './table.js';
+import { type WriterStatements, writerStatements } from './sql.js';
+import { type OutboxTable, outboxTable, type Queryable, type SchemaOptions } from './table.js';
 
 /** One event to publish once the caller's transaction commits. */
 export interface OutboxEvent {
   /** Where it goes: a NATS subject, a RabbitMQ routing key, a Redis stream (the publisher maps it). */
   readonly topic: string;
   /**
-   * Ordering key (an order id, an account id): events of one key are published one at a time in the order they
-   * were written. Omit (or null) for events that need no order; they never wait for one another.
+   * Ordering key (an order id, an account id): events of one key are published one at a time, in the order their
+   * transactions committed. Writing one holds the key until the caller's transaction ends (another writer of the
+   * key waits at its `add`); see sql/insert-one.sql. Omit (or null) for events that need no order: they take no
+   * lock and never wait for one another.
    */
   readonly key?: string | null;
   /** A JSON value (stored as UTF-8 JSON) or bytes (`Uint8Array`/`Buffer`, stored as they are). */
@@ -56,8 +53,7 @@ export class Outbox {
   readonly table: OutboxTable;
   readonly #notify: boolean;
   readonly #traceContext: OutboxOptions['traceContext'];
-  readonly #insertOne: string;
-  readonly #insertMany: string;
+  readonly #sql: WriterStatements;
 
   constructor(options: OutboxOptions = {}) {
     knownOptions('Outbox', options, OPTIONS);
@@ -70,23 +66,14 @@ export class Outbox {
     }
     this.#notify = options.notify ?? true;
     this.#traceContext = options.traceContext;
-    const notify = this.#notify ? `, pg_notify('${NOTIFY_CHANNEL}', $6)` : '';
-    const t = this.table.name;
-    this.#insertOne = `WITH inserted AS (
-        INSERT INTO ${t} (topic, key, payload, content_type, headers) VALUES ($1, $2, $3, $4, $5) RETURNING id)
-      SELECT id::text AS id${notify} FROM inserted`;
-    this.#insertMany = `WITH inserted AS (
-        INSERT INTO ${t} (topic, key, payload, content_type, headers)
-        SELECT * FROM unnest($1::text[], $2::text[], $3::bytea[], $4::text[], $5::jsonb[]) RETURNING id)
-      SELECT array_agg(id::text ORDER BY id) AS ids${notify} FROM inserted`;
+    this.#sql = writerStatements(this.table, this.#notify);
   }
 
   /** Inserts one event with `client` (use the client of the open transaction). Resolves with the outbox id. */
   async add(client: Queryable, event: OutboxEvent): Promise<string> {
     const row = this.#row(event);
     const values: unknown[] = [row.topic, row.key, row.payload, row.contentType, row.headers];
-    if (this.#notify) values.push(this.table.name);
-    const result = await client.query<{ id: string }>(this.#insertOne, values);
+    const result = await client.query<{ id: string }>(this.#sql.insertOne, values);
     return result.rows[0]!.id;
   }
 
@@ -102,8 +89,7 @@ export class Outbox {
       rows.map((r) => r.contentType),
       rows.map((r) => r.headers),
     ];
-    if (this.#notify) values.push(this.table.name);
-    const result = await client.query<{ ids: string[] }>(this.#insertMany, values);
+    const result = await client.query<{ ids: string[] }>(this.#sql.insertMany, values);
     return result.rows[0]!.ids;
   }
 

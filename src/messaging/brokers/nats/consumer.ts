@@ -2,6 +2,7 @@ import type { Consumer, ConsumerMessages, JsMsg } from '@nats-io/jetstream';
 import { InvalidOptionsError } from '../../../core/errors.js';
 import { optionalFunction, wholeNumber } from '../../../core/validate.js';
 import { actionFor, Inbox, type InboxHandler, type InboxOptions, type InboxOutcome } from '../../consumer.js';
+import { type ConsumerErrorHandler, errorReporter } from '../consumer-errors.js';
 import { retryDelayMs } from '../retry-delay.js';
 
 export interface NatsConsumeOptions extends Omit<InboxOptions<JsMsg>, 'messageId'> {
@@ -17,6 +18,13 @@ export interface NatsConsumeOptions extends Omit<InboxOptions<JsMsg>, 'messageId
   readonly workingIntervalMs?: number;
   /** Sees every outcome (for metrics and logs). */
   readonly onOutcome?: (outcome: InboxOutcome<unknown>, message: JsMsg) => void;
+  /**
+   * Receives every error the consumer recovers from, with the step that failed: `settle` (acknowledging failed;
+   * the message is nak'ed), `nak`, `onOutcome` (the hook threw), or `consume` (the pull subscription ended with
+   * an error: nothing more is consumed; start a new consumer). Without it, the first failure of a run of failures
+   * is a process warning.
+   */
+  readonly onError?: ConsumerErrorHandler;
 }
 
 export const defaultNatsMessageId = (message: JsMsg): string =>
@@ -54,6 +62,7 @@ export async function consumeIdempotently<R>(
     maxRetryDelayMs: maxRetryOption,
     workingIntervalMs: workingOption,
     onOutcome,
+    onError,
     ...inboxOptions
   } = options;
   if (consumer === null || typeof consumer?.consume !== 'function') {
@@ -62,10 +71,12 @@ export async function consumeIdempotently<R>(
     );
   }
   optionalFunction('onOutcome', onOutcome);
+  optionalFunction('onError', onError);
   const concurrency = wholeNumber('concurrency', concurrencyOption, 16, { min: 1 });
   const maxRetryDelayMs = wholeNumber('maxRetryDelayMs', maxRetryOption, 30_000, { min: 1 });
   const workingIntervalMs = wholeNumber('workingIntervalMs', workingOption, 10_000, { min: 1 });
   const inbox = new Inbox(handler, { ...inboxOptions, messageId });
+  const errors = errorReporter('oncely/nats consumer', onError);
 
   const settle = async (message: JsMsg) => {
     const working = setInterval(() => message.working(), workingIntervalMs);
@@ -80,7 +91,22 @@ export async function consumeIdempotently<R>(
     else if (action === 'retry') message.nak(retryDelayMs(outcome, maxRetryDelayMs));
     // No reason text: servers before 2.10 ignore a `+TERM` that carries one, leaving the message pending.
     else message.term();
-    onOutcome?.(outcome, message);
+    errors.recovered();
+    // After the ack: a throwing hook must not make the catch below nak a message already acked.
+    try {
+      onOutcome?.(outcome, message);
+    } catch (error) {
+      errors.failed(error, 'onOutcome');
+    }
+  };
+  const settleFailed = (error: unknown, message: JsMsg) => {
+    errors.failed(error, 'settle');
+    try {
+      message.nak(maxRetryDelayMs);
+    } catch (nakError) {
+      // The connection is gone: the server redelivers the message after its ack wait.
+      errors.failed(nakError, 'nak');
+    }
   };
 
   const messages: ConsumerMessages = await consumer.consume({ max_messages: concurrency });
@@ -88,13 +114,14 @@ export async function consumeIdempotently<R>(
   const loop = (async () => {
     for await (const message of messages) {
       const task: Promise<void> = settle(message)
-        .catch(() => message.nak(maxRetryDelayMs))
+        .catch((error: unknown) => settleFailed(error, message))
         .finally(() => inFlight.delete(task));
       inFlight.add(task);
       if (inFlight.size >= concurrency) await Promise.race(inFlight);
     }
-    await Promise.all(inFlight);
-  })();
+  })()
+    .catch((error: unknown) => errors.failed(error, 'consume'))
+    .finally(() => Promise.all(inFlight));
 
   return {
     inbox,

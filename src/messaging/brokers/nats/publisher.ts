@@ -64,9 +64,16 @@ export class NatsPublisher implements Publisher {
       timeout: this.#timeoutMs,
     });
     if (ack.duplicate) this.duplicates++;
-    if (this.#context !== undefined && !this.#checked.has(ack.stream)) {
+    const context = this.#context;
+    if (context !== undefined && !this.#checked.has(ack.stream)) {
+      // Once per stream, also when the check fails: retrying it on every publish would flood the warnings.
       this.#checked.add(ack.stream);
-      void this.checkDuplicateWindow(ack.stream, this.#context).catch(() => this.#checked.delete(ack.stream));
+      void this.checkDuplicateWindow(ack.stream, context).catch((error: unknown) =>
+        context.warn(
+          `could not read the duplicate_window of NATS stream "${ack.stream}" to compare it with the relay's retry ` +
+            `horizon of ${context.retryHorizonMs} ms (${error instanceof Error ? error.message : String(error)})`,
+        ),
+      );
     }
   }
 

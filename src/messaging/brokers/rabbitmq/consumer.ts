@@ -2,6 +2,7 @@ import type { Channel, ConsumeMessage } from 'amqplib';
 import { InvalidOptionsError } from '../../../core/errors.js';
 import { optionalFunction, wholeNumber } from '../../../core/validate.js';
 import { actionFor, Inbox, type InboxHandler, type InboxOptions, type InboxOutcome } from '../../consumer.js';
+import { type ConsumerErrorHandler, errorReporter } from '../consumer-errors.js';
 import { retryDelayMs } from '../retry-delay.js';
 
 export interface RabbitMqConsumeOptions extends Omit<InboxOptions<ConsumeMessage>, 'messageId'> {
@@ -16,6 +17,13 @@ export interface RabbitMqConsumeOptions extends Omit<InboxOptions<ConsumeMessage
   readonly maxRetryDelayMs?: number;
   /** Sees every outcome (for metrics and logs). */
   readonly onOutcome?: (outcome: InboxOutcome<unknown>, message: ConsumeMessage) => void;
+  /**
+   * Receives every error the consumer recovers from, with the step that failed: `settle` (acknowledging failed;
+   * the message is requeued), `requeue` (the channel is gone: the broker requeues every unacknowledged message by
+   * itself) or `onOutcome` (the hook threw). Without it, the first failure of a run of failures is a process
+   * warning.
+   */
+  readonly onError?: ConsumerErrorHandler;
 }
 
 export const defaultRabbitMqMessageId = (message: ConsumeMessage): string =>
@@ -51,6 +59,7 @@ export async function consumeIdempotently<R>(
     prefetch,
     maxRetryDelayMs: maxRetryOption,
     onOutcome,
+    onError,
     ...inboxOptions
   } = options;
   if (channel === null || typeof channel?.consume !== 'function')
@@ -58,17 +67,27 @@ export async function consumeIdempotently<R>(
   if (typeof queue !== 'string' || queue === '')
     throw new InvalidOptionsError('queue must be a non-empty string');
   optionalFunction('onOutcome', onOutcome);
+  optionalFunction('onError', onError);
   const maxRetryDelayMs = wholeNumber('maxRetryDelayMs', maxRetryOption, 30_000, { min: 1 });
   const inbox = new Inbox(handler, { ...inboxOptions, messageId });
+  const errors = errorReporter(`oncely/rabbitmq consumer of ${queue}`, onError);
   await channel.prefetch(wholeNumber('prefetch', prefetch, 32, { min: 1, max: 65_535 }));
 
   const inFlight = new Set<Promise<void>>();
   const waiting = new Map<NodeJS.Timeout, ConsumeMessage>();
   let stopping = false;
+  const requeue = (message: ConsumeMessage) => {
+    try {
+      channel.nack(message, false, true);
+    } catch (error) {
+      // The channel is gone: the broker requeues every unacknowledged message by itself.
+      errors.failed(error, 'requeue');
+    }
+  };
   const requeueLater = (message: ConsumeMessage, delayMs: number) => {
     const timer = setTimeout(() => {
       waiting.delete(timer);
-      channel.nack(message, false, true);
+      requeue(message);
     }, delayMs);
     waiting.set(timer, message);
   };
@@ -79,18 +98,22 @@ export async function consumeIdempotently<R>(
     else if (action === 'deadLetter') channel.nack(message, false, false);
     else if (stopping) channel.nack(message, false, true);
     else requeueLater(message, retryDelayMs(outcome, maxRetryDelayMs));
-    onOutcome?.(outcome, message);
+    errors.recovered();
+    // After the ack: a throwing hook must not make the catch below nack a message already acked (RabbitMQ
+    // closes the channel on an unknown delivery tag).
+    try {
+      onOutcome?.(outcome, message);
+    } catch (error) {
+      errors.failed(error, 'onOutcome');
+    }
   };
 
   const { consumerTag } = await channel.consume(queue, (message) => {
     if (message === null) return; // cancelled by the broker (queue deleted)
     const task: Promise<void> = settle(message)
-      .catch(() => {
-        try {
-          channel.nack(message, false, true);
-        } catch {
-          // The channel is gone: the broker requeues every unacknowledged message by itself.
-        }
+      .catch((error: unknown) => {
+        errors.failed(error, 'settle');
+        requeue(message);
       })
       .finally(() => inFlight.delete(task));
     inFlight.add(task);
@@ -106,7 +129,7 @@ export async function consumeIdempotently<R>(
       // Messages waiting for their retry go back to the queue now rather than whenever the channel closes.
       for (const [timer, message] of waiting) {
         clearTimeout(timer);
-        channel.nack(message, false, true);
+        requeue(message);
       }
       waiting.clear();
     },

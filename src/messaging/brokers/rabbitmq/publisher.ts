@@ -105,6 +105,8 @@ export class RabbitMqPublisher implements Publisher {
         channel.once('close', () => {
           if (typeof source === 'function') this.#channel = undefined;
         });
+        // Without a listener a channel error would crash the process. The failure reaches the relay anyway: the
+        // publishes it breaks get an error in their confirm, and 'close' (above) brings a fresh channel.
         channel.on('error', () => {});
         return channel;
       },

@@ -3,10 +3,19 @@ import type { Redis } from 'ioredis';
 import { InvalidOptionsError } from '../../../core/errors.js';
 import { optionalFunction, wholeNumber } from '../../../core/validate.js';
 import { actionFor, Inbox, type InboxHandler, type InboxOptions, type InboxOutcome } from '../../consumer.js';
-import { parseEntry, type StreamEntry } from './fields.js';
+import { type ConsumerErrorHandler, errorReporter } from '../consumer-errors.js';
+import type { StreamEntry } from './fields.js';
+import { pause, whenReady } from './ready.js';
+import { autoClaimEntries, readGroupEntries } from './replies.js';
+
+// How long the consumer waits for a client that is not ready before it reports it (and waits again, in the loop).
+const READY_TIMEOUT_MS = 10_000;
 
 export interface RedisStreamsConsumeOptions extends Omit<InboxOptions<StreamEntry>, 'messageId'> {
-  /** A client of the caller's used only by this consumer: its XREADGROUP blocks the connection for `blockMs`. */
+  /**
+   * A client of the caller's used only by this consumer: its XREADGROUP blocks the connection for `blockMs`.
+   * RESP2 or RESP3 (either `replyMapping`); connected or not: the consumer waits until it is ready.
+   */
   readonly client: Redis;
   readonly stream: string;
   readonly group: string;
@@ -29,6 +38,13 @@ export interface RedisStreamsConsumeOptions extends Omit<InboxOptions<StreamEntr
   readonly deadLetterStream?: string | false;
   /** Sees every outcome (for metrics and logs). */
   readonly onOutcome?: (outcome: InboxOutcome<unknown>, entry: StreamEntry) => void;
+  /**
+   * Receives every error the loop recovers from (Redis unreachable, a failover, a reply it cannot read), with the
+   * step that failed: `connect`, `createGroup`, `claim`, `read`, `ack` or `onOutcome` (the hook threw). A group
+   * that disappeared (`NOGROUP`: the stream was deleted, Redis restarted without persistence) is created again. Entries stay pending and the loop tries again. Without
+   * it, the first failure of a run of failures is a process warning.
+   */
+  readonly onError?: ConsumerErrorHandler;
 }
 
 export interface RedisStreamsInboxConsumer<R> {
@@ -67,6 +83,7 @@ export async function consumeIdempotently<R>(
     startId = '0',
     deadLetterStream = `${stream}:dead`,
     onOutcome,
+    onError,
     ...inboxOptions
   } = options;
   if (client === null || typeof client?.xreadgroup !== 'function')
@@ -79,20 +96,34 @@ export async function consumeIdempotently<R>(
     throw new InvalidOptionsError('deadLetterStream must be a stream name or false');
   }
   optionalFunction('onOutcome', onOutcome);
+  optionalFunction('onError', onError);
   const count = wholeNumber('count', countOption, 32, { min: 1, max: 10_000 });
   const blockMs = wholeNumber('blockMs', blockOption, 2_000, { min: 1 });
   const claimIdleMs = wholeNumber('claimIdleMs', claimOption, 30_000, { min: 1 });
   const inbox = new Inbox(handler, { ...inboxOptions, messageId });
+  const errors = errorReporter(`oncely/redis-streams consumer ${consumer} of ${stream}`, onError);
+  const stop = new AbortController();
 
-  try {
-    await client.xgroup('CREATE', stream, group, startId, 'MKSTREAM');
-  } catch (error) {
-    if (!String((error as Error).message).startsWith('BUSYGROUP')) throw error;
-  }
+  const createGroup = async () => {
+    try {
+      await client.xgroup('CREATE', stream, group, startId, 'MKSTREAM');
+    } catch (error) {
+      if (!String((error as Error).message).startsWith('BUSYGROUP')) throw error;
+    }
+  };
+  // A client still connecting (or made with lazyConnect) would fail this at once without its offline queue.
+  await whenReady(client, stop.signal, READY_TIMEOUT_MS);
+  await createGroup();
 
-  const settle = async (entries: readonly StreamEntry[], redelivered: boolean) => {
+  let operation = 'connect';
+  const settle = async (
+    entries: readonly StreamEntry[],
+    deleted: readonly string[],
+    redelivered: boolean,
+  ) => {
     const outcomes = await Promise.all(entries.map((entry) => inbox.handle(entry, { redelivered })));
-    const acks: string[] = [];
+    // Entries deleted from the stream while pending: nothing to run, and left alone they stay pending forever.
+    const acks: string[] = [...deleted];
     const transaction = client.multi();
     entries.forEach((entry, index) => {
       const outcome = outcomes[index]!;
@@ -112,25 +143,32 @@ export async function consumeIdempotently<R>(
       }
       acks.push(entry.entryId);
     });
+    operation = 'ack';
     if (acks.length > 0) {
       transaction.xack(stream, group, ...acks);
-      await transaction.exec();
+      // EXEC answers each command's own error in its slot instead of rejecting.
+      for (const [error] of (await transaction.exec()) ?? []) if (error) throw error;
     } else {
       transaction.discard();
     }
     if (onOutcome !== undefined) {
       entries.forEach((entry, index) => {
-        onOutcome(outcomes[index]!, entry);
+        // One entry's throwing hook must not keep the others' outcomes from being seen.
+        try {
+          onOutcome(outcomes[index]!, entry);
+        } catch (error) {
+          errors.failed(error, 'onOutcome');
+        }
       });
     }
   };
 
-  let stopping = false;
   let nextClaimAt = 0;
   const claimStuck = async () => {
     let cursor = '0-0';
     do {
-      const reply = (await client.callBuffer(
+      operation = 'claim';
+      const reply = await client.callBuffer(
         'XAUTOCLAIM',
         stream,
         group,
@@ -139,14 +177,16 @@ export async function consumeIdempotently<R>(
         cursor,
         'COUNT',
         count,
-      )) as [Buffer, unknown[]];
-      cursor = String(reply[0]);
-      const entries = reply[1].flatMap((raw) => parseEntry(stream, raw) ?? []);
-      if (entries.length > 0) await settle(entries, true);
-    } while (cursor !== '0-0' && !stopping);
+      );
+      const claimed = autoClaimEntries(stream, reply);
+      cursor = claimed.cursor;
+      if (claimed.entries.length + claimed.deleted.length > 0)
+        await settle(claimed.entries, claimed.deleted, true);
+    } while (cursor !== '0-0' && !stop.signal.aborted);
   };
   const readNew = async () => {
-    const reply = (await client.callBuffer(
+    operation = 'read';
+    const reply = await client.callBuffer(
       'XREADGROUP',
       'GROUP',
       group,
@@ -158,22 +198,38 @@ export async function consumeIdempotently<R>(
       'STREAMS',
       stream,
       '>',
-    )) as [Buffer, unknown[]][] | null;
-    const entries = (reply?.[0]?.[1] ?? []).flatMap((raw) => parseEntry(stream, raw) ?? []);
-    if (entries.length > 0) await settle(entries, false);
+    );
+    const read = readGroupEntries(stream, reply);
+    if (read.entries.length + read.deleted.length > 0) await settle(read.entries, read.deleted, false);
   };
 
+  let groupGone = false;
   const loop = (async () => {
-    while (!stopping) {
+    while (!stop.signal.aborted) {
       try {
+        operation = 'connect';
+        await whenReady(client, stop.signal, READY_TIMEOUT_MS);
+        if (stop.signal.aborted) break;
+        if (groupGone) {
+          operation = 'createGroup';
+          await createGroup();
+          groupGone = false;
+        }
         if (Date.now() >= nextClaimAt) {
           nextClaimAt = Date.now() + Math.max(1, Math.floor(claimIdleMs / 2));
           await claimStuck();
         }
         await readNew();
-      } catch {
-        // Redis unreachable or a failover: entries stay pending and are claimed again; try again shortly.
-        if (!stopping) await new Promise((resolve) => setTimeout(resolve, Math.min(blockMs, 1_000)));
+        errors.recovered();
+      } catch (error) {
+        if (stop.signal.aborted) break;
+        // Redis unreachable, a failover, a reply it cannot read: entries not acknowledged stay pending and come
+        // back through XAUTOCLAIM. Report it, wait a little, go on.
+        errors.failed(error, operation);
+        // The stream or its group was deleted (or Redis restarted without persistence): create it again, as at
+        // the start, rather than failing every read from now on.
+        if (String((error as Error)?.message).startsWith('NOGROUP')) groupGone = true;
+        await pause(Math.min(blockMs, 1_000), stop.signal);
       }
     }
   })();
@@ -182,7 +238,7 @@ export async function consumeIdempotently<R>(
     inbox,
     consumer,
     async stop() {
-      stopping = true;
+      stop.abort();
       await loop;
     },
   };
