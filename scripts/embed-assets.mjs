@@ -10,7 +10,7 @@
 //
 // The line is replaced by the fragment's text, so one source holds each piece of shared logic and every script
 // still reads whole in the generated module (and in SCRIPT's SHA, which names the Redis command).
-import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import { basename, dirname, extname, join, relative } from 'node:path';
 
 const root = new URL('../src/', import.meta.url).pathname;
@@ -23,6 +23,11 @@ function walk(dir) {
     if (entry.isDirectory()) {
       if (entry.name !== 'lib') walk(path);
     } else if (assets.includes(extname(entry.name))) emit(path);
+    else if (entry.name.endsWith('.generated.ts') && !existsSync(path.slice(0, -'.generated.ts'.length))) {
+      // The asset was removed or renamed: a stale module left behind would let the build pass here and fail on a
+      // fresh clone, where it never existed.
+      unlinkSync(path);
+    }
   }
 }
 
