@@ -159,6 +159,12 @@ export function resolveRoute<Req>(
   if (typeof header !== 'string' || !HEADER_NAME.test(header)) {
     throw new InvalidOptionsError(`header must be a header name, got ${String(header)}`);
   }
+  const leaseMs = wholeNumber('leaseMs', options.leaseMs, base.leaseMs, { min: 10 });
+  const retentionMs = wholeNumber('retentionMs', options.retentionMs, base.retentionMs, { min: 1 });
+  // A record that expires under a running owner would let a duplicate run the effect again (the engine refuses
+  // the same for its own options; a route may set either one and inherit the other).
+  if (retentionMs < leaseMs)
+    throw new InvalidOptionsError(`retentionMs (${retentionMs}) must be at least leaseMs (${leaseMs})`);
   return {
     header: header.toLowerCase(),
     methods:
@@ -174,8 +180,8 @@ export function resolveRoute<Req>(
         ? (inherited?.keepHeaders ?? new Set())
         : headerSet(options.keepHeaders),
     waitMs: wholeNumber('waitMs', options.waitMs, inherited?.waitMs ?? 0),
-    leaseMs: wholeNumber('leaseMs', options.leaseMs, base.leaseMs, { min: 10 }),
-    retentionMs: wholeNumber('retentionMs', options.retentionMs, base.retentionMs, { min: 1 }),
+    leaseMs,
+    retentionMs,
     longRunning: resolveLongRunning(options.longRunning, inherited?.longRunning),
     failOpen: flag('failOpen', options.failOpen, inherited?.failOpen ?? false),
   };
