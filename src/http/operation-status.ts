@@ -20,13 +20,13 @@ export async function operationStatus<Req>(
   id: string | undefined,
 ): Promise<HttpAnswer> {
   if (id === undefined || !RECORD_ID.test(id)) return notFound();
-  let record: Awaited<ReturnType<Shared['engine']['store']['get']>>;
+  let record: Awaited<ReturnType<Shared['engine']['inspect']>>;
   try {
-    record = await shared.engine.store.get(id);
-  } catch (cause) {
-    return answerForError(
-      new StoreUnavailableError(`the ${shared.engine.store.name} store failed: ${String(cause)}`, { cause }),
-    )!;
+    // Through the engine's guard: bounded by storeTimeoutMs, shed by the open circuit, like every store call.
+    record = await shared.engine.inspect(id);
+  } catch (error) {
+    return (answerForError(error) ??
+      answerForError(new StoreUnavailableError(String(error), { cause: error })))!;
   }
   if (record === undefined) return notFound();
   if (record.state === 'inProgress') {

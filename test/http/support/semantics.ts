@@ -1,3 +1,5 @@
+import { randomUUID } from 'node:crypto';
+import type { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 import type { Store } from '../../../src/index.js';
 import {
@@ -9,6 +11,7 @@ import {
   until,
   withApp,
 } from './fixture.js';
+import type { TcpProxy } from '../../support/tcp-proxy.js';
 import type { AdapterHarness } from './harness.js';
 import { binaryBody, LARGE_PAD } from './routes.js';
 
@@ -453,6 +456,29 @@ export const cases: Case[] = [
     },
   },
   {
+    name: 'the status route goes through the store guard: a stopped Redis answers 503 within storeTimeoutMs',
+    async run(_fixture, harness) {
+      const options = {
+        storeTimeoutMs: 300,
+        longRunning: { location: (id: string) => `/operations/${id}` },
+      };
+      await withApp(harness, stoppedRedis, options, async ({ send, key, counters }) => {
+        const k = key();
+        expectProblem(await send('/defer', { key: k }), 'store-unavailable', 503);
+        expect(counters.get('defer', k)).toBe(0);
+        const started = Date.now();
+        const status = await Promise.race([
+          send(`/operations/${defaultId('POST', '/defer', k)}`, { method: 'GET' }),
+          new Promise<undefined>((resolve) => setTimeout(resolve, 3_000)),
+        ]);
+        expect(status, 'the status route hung').toBeDefined();
+        expectProblem(status!, 'store-unavailable', 503);
+        expect(status!.headers['retry-after']).toBe('1');
+        expect(Date.now() - started).toBeLessThan(1_500);
+      });
+    },
+  },
+  {
     name: 'failOpen runs the handler unprotected when the store is unreachable',
     async run(_fixture, harness) {
       await withApp(harness, unreachableStore, { failOpen: true }, async ({ send, key }) => {
@@ -534,6 +560,35 @@ const unreachableStore: StoreSetup = {
       get: refuse,
       delete: refuse,
     };
+  },
+};
+
+/**
+ * The machine's Redis behind a TCP proxy that goes silent once the store is connected: a Redis that stopped
+ * answering (frozen, or cut off by the network), so every store call hangs instead of failing.
+ */
+const stoppedRedis: StoreSetup = {
+  name: 'stopped redis',
+  create: async () => {
+    const { Redis } = await import('ioredis');
+    const { RedisStore } = await import('../../../src/stores/redis/index.js');
+    const { startTcpProxy } = await import('../../support/tcp-proxy.js');
+    const { requireService, services } = await import('../../support/services.js');
+    await requireService('redis');
+    const proxy = await startTcpProxy(Number(new URL(services.redis.url).port || 6379));
+    const client = new Redis({ host: '127.0.0.1', port: proxy.port, maxRetriesPerRequest: 1 });
+    client.on('error', () => {});
+    await client.ping();
+    proxy.blackhole();
+    return Object.assign(new RedisStore({ client, prefix: `oncely-http-stopped-${randomUUID()}` }), {
+      stopped: { client, proxy },
+    });
+  },
+  destroy: async (store) => {
+    await store.close?.();
+    const { client, proxy } = (store as unknown as { stopped: { client: Redis; proxy: TcpProxy } }).stopped;
+    client.disconnect();
+    await proxy.close();
   },
 };
 
