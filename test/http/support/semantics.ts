@@ -169,6 +169,22 @@ export const cases: Case[] = [
     },
   },
   {
+    name: 'the same bytes under another media type are another request (422); parameters and case do not count',
+    async run({ send, key, counters }) {
+      const k = key();
+      const body = '{"amount":1}';
+      expect((await send('/payments', { key: k, body, contentType: 'text/plain' })).status).toBe(201);
+      expectProblem(
+        await send('/payments', { key: k, body, contentType: 'application/json' }),
+        'key-reused',
+        422,
+      );
+      const again = await send('/payments', { key: k, body, contentType: 'Text/Plain; charset=utf-8' });
+      expect(again.headers['idempotent-replayed']).toBe('true');
+      expect(counters.get('payments', k)).toBe(1);
+    },
+  },
+  {
     name: 'by default a reordered JSON body is another payload (422)',
     async run({ send, key }) {
       const k = key();
@@ -519,7 +535,7 @@ async function claimAsCrashedOwner(store: Store, id: string, send: Fixture['send
       method: 'POST',
       route: '/payments',
       target: '/payments',
-      header: () => undefined,
+      header: (name) => (name === 'content-type' ? 'application/json' : undefined),
       bodyBytes: Buffer.from(body),
       parsedBody: undefined,
     },
@@ -531,7 +547,7 @@ async function claimAsCrashedOwner(store: Store, id: string, send: Fixture['send
       method: 'POST',
       route: '/payments',
       target: '/payments',
-      header: () => undefined,
+      header: (name) => (name === 'content-type' ? 'application/json' : undefined),
       bodyBytes: undefined,
       parsedBody: JSON.parse(body),
     },
