@@ -14,6 +14,7 @@ import { InvalidOptionsError } from '../core/errors.js';
 import { knownOptions } from '../core/validate.js';
 import type { IdempotencyContext } from './context.js';
 import { HttpIdempotency, type Running } from './flow.js';
+import { headerLines } from './key-header.js';
 import { groupHeaders, headerPairs } from './node-response.js';
 import { operationStatus } from './operation-status.js';
 import {
@@ -177,6 +178,7 @@ function viewOf(request: FastifyRequest): RequestView<FastifyRequest> {
       const value = request.headers[name];
       return Array.isArray(value) ? value.join(', ') : value;
     },
+    repeated: (name) => headerLines(request.raw.rawHeaders, name) > 1,
     bodyBytes: Buffer.isBuffer(body) ? body : undefined,
     parsedBody: body,
   };

@@ -92,9 +92,19 @@ export class HttpIdempotency<Req> {
   #decide(view: RequestView<Req>, bodyUnparseable: (() => boolean) | undefined): Decided {
     const { route } = this;
     if (!route.methods.has(view.method)) return PASS;
+    const raw = view.header(route.header);
+    // Repeated lines arrive joined by ", ": only a value with a comma can be two, so the common case asks nothing.
+    if (raw?.includes(',') && view.repeated?.(route.header)) {
+      return {
+        kind: 'answer',
+        answer: problemAnswer('key-malformed', `send one ${route.header} header line, not several`, {
+          members: { reason: 'multiple' },
+        }),
+      };
+    }
     let key: string | undefined;
     try {
-      key = parseKeyHeader(view.header(route.header));
+      key = parseKeyHeader(raw);
     } catch (error) {
       return { kind: 'answer', answer: answerForError(error)! };
     }

@@ -3,6 +3,7 @@ import { routePath } from 'hono/route';
 import { wholeNumber } from '../core/validate.js';
 import type { IdempotencyContext } from './context.js';
 import { HttpIdempotency } from './flow.js';
+import { headerLines } from './key-header.js';
 import { parseJsonBody } from './node-view.js';
 import { operationStatus } from './operation-status.js';
 import { checkOptionNames, createShared, type HttpIdempotencyOptions, resolveRoute } from './options.js';
@@ -26,6 +27,11 @@ export interface HonoIdempotencyOptions extends HttpIdempotencyOptions<Context> 
 export interface HonoIdempotency extends MiddlewareHandler {
   /** The status route of long-running requests: `app.get('/operations/:id', idem.status)`. */
   readonly status: (c: Context) => Promise<Response>;
+}
+
+/** What @hono/node-server passes as `c.env`. */
+interface NodeBindings {
+  readonly incoming?: { readonly rawHeaders?: readonly string[] };
 }
 
 // Statuses whose responses cannot carry a body (Fetch spec "null body status").
@@ -123,6 +129,8 @@ function viewOf(c: Context, body: Uint8Array): RequestView<Context> {
     route: template === '' || template.includes('*') ? undefined : template,
     target: pathStart === -1 ? '/' : url.slice(pathStart),
     header: (name) => c.req.header(name),
+    // A Web Request joins repeated lines; on @hono/node-server the Node request still has them apart.
+    repeated: (name) => headerLines((c.env as NodeBindings | undefined)?.incoming?.rawHeaders, name) > 1,
     bodyBytes: body,
     parsedBody: undefined,
   };

@@ -1,4 +1,5 @@
 import type { IncomingMessage } from 'node:http';
+import { headerLines } from './key-header.js';
 import type { RequestView } from './scope.js';
 
 /** A `RequestView` over a Node request; `route` when the caller knows the matched route template. */
@@ -18,6 +19,7 @@ export function nodeView<Req extends IncomingMessage>(
       const value = request.headers[name];
       return Array.isArray(value) ? value.join(', ') : value;
     },
+    repeated: (name) => headerLines(request.rawHeaders, name) > 1,
     bodyBytes,
     parsedBody,
   };

@@ -10,8 +10,13 @@ export interface RequestView<Req> {
   readonly route: string | undefined;
   /** The request target: path and query, as sent. */
   readonly target: string;
-  /** A header's value by lower-case name, or undefined. */
+  /** A header's value by lower-case name, or undefined (repeated lines joined by ", "). */
   header(name: string): string | undefined;
+  /**
+   * True when the header (lower-case name) came on more than one line, where the adapter can tell (Node's
+   * `rawHeaders`); absent where it cannot (a Web `Request` joins the lines).
+   */
+  readonly repeated?: ((name: string) => boolean) | undefined;
   /** The body as the client sent it, when the adapter has the bytes. */
   readonly bodyBytes: Uint8Array | undefined;
   /** The body as a framework's parser decoded it, when there is no byte copy (Express, Fastify). */

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { parseKeyHeader } from '../../src/http/key-header.js';
+import { headerLines, parseKeyHeader } from '../../src/http/key-header.js';
 import { LocalOutcomeCache } from '../../src/http/local-cache.js';
 import { defaultKeepStatus, storableHeaders } from '../../src/http/outcome-policy.js';
 import { ERRORS_DOC_URL, PROBLEMS, problemAnswer, retryAfterSeconds } from '../../src/http/problem.js';
@@ -14,6 +14,7 @@ describe('parseKeyHeader', () => {
     ['"a\\"b"', 'a"b'],
     ['"a\\\\b"', 'a\\b'],
     ['"with space"', 'with space'],
+    ['"a, b"', 'a, b'],
     ['8e03978e-40d5-43e8-bc93-6894a57f9324', '8e03978e-40d5-43e8-bc93-6894a57f9324'],
   ])('reads %j as %j', (raw, key) => {
     expect(parseKeyHeader(raw)).toBe(key);
@@ -34,6 +35,9 @@ describe('parseKeyHeader', () => {
     ['caf\u00e9', 'bad-characters'],
     ['a\u0001b', 'bad-characters'],
     ['x'.repeat(256), 'too-long'],
+    ['a, b', 'bad-characters'],
+    ['a,b', 'bad-characters'],
+    [', a', 'bad-characters'],
     [`"${'x'.repeat(256)}"`, 'too-long'],
   ])('rejects %j (%s)', (raw, reason) => {
     try {
@@ -43,6 +47,14 @@ describe('parseKeyHeader', () => {
       expect(isInvalidKeyError(error)).toBe(true);
       expect((error as InvalidKeyError).reason).toBe(reason);
     }
+  });
+
+  it('counts the lines of a header in rawHeaders, whatever their case', () => {
+    const raw = ['Host', 'x', 'Idempotency-Key', 'a', 'content-type', 'text/plain', 'idempotency-key', 'b'];
+    expect(headerLines(raw, 'idempotency-key')).toBe(2);
+    expect(headerLines(raw, 'host')).toBe(1);
+    expect(headerLines(raw, 'authorization')).toBe(0);
+    expect(headerLines(undefined, 'host')).toBe(0);
   });
 
   it('counts the unescaped length of a quoted key', () => {

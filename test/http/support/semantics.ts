@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 import type { Store } from '../../../src/index.js';
+import type { TcpProxy } from '../../support/tcp-proxy.js';
 import {
   defaultId,
   expectProblem,
@@ -11,7 +12,6 @@ import {
   until,
   withApp,
 } from './fixture.js';
-import type { TcpProxy } from '../../support/tcp-proxy.js';
 import type { AdapterHarness } from './harness.js';
 import { binaryBody, LARGE_PAD } from './routes.js';
 
@@ -81,6 +81,19 @@ export const cases: Case[] = [
         expectProblem(response, 'key-malformed', 400);
       }
       expect(counters.get('payments', undefined)).toBe(0);
+    },
+  },
+  {
+    name: 'two keys joined into one field ("a, b") are refused with 400, never read as one key; a quoted comma is fine',
+    async run({ send, key, counters }) {
+      for (const joined of ['a, b', 'a,b', 'k, "k"', '"k", "k"', '"k", k']) {
+        const problem = expectProblem(await send('/payments', { key: joined }), 'key-malformed', 400);
+        expect(['bad-characters', 'bad-quoting', 'multiple']).toContain(problem.reason);
+      }
+      expect(counters.total).toBe(0);
+      const quoted = key('a, b');
+      expect((await send('/payments', { key: `"${quoted}"` })).status).toBe(201);
+      expect(counters.get('payments', quoted)).toBe(1);
     },
   },
   {
