@@ -71,8 +71,8 @@ const OWN_BODY_LIMIT_BYTES = 1024 * 1024;
  */
 export function idempotency(options: HttpIdempotencyOptions<ExpressRequest>): ExpressIdempotency {
   checkOptionNames('express', options);
-  const shared = createShared(options);
-  const route = resolveRoute('express', options, shared.engine);
+  const shared = createShared('express', options);
+  const route = resolveRoute('express', options, shared.engine, shared.scopeNotices);
   const flow = new HttpIdempotency<ExpressRequest>(shared, route);
 
   function idempotencyMiddleware(req: ExpressRequest, res: ExpressResponse, next: ExpressNext): void {

@@ -68,8 +68,8 @@ const plugin: FastifyPluginCallback<FastifyIdempotencyOptions> = (fastify, optio
 
 function setUp(fastify: FastifyInstance, options: FastifyIdempotencyOptions): void {
   checkOptionNames('fastify', options);
-  const shared = createShared(options);
-  const base = resolveRoute('fastify', options, shared.engine);
+  const shared = createShared('fastify', options);
+  const base = resolveRoute('fastify', options, shared.engine, shared.scopeNotices);
   fastify.decorateRequest('idempotency', null);
   fastify.decorateRequest(STATE as unknown as string, null);
   fastify.decorate(

@@ -57,8 +57,8 @@ export function idempotency(options: HonoIdempotencyOptions): HonoIdempotency {
   checkOptionNames('hono', options, ['maxRequestBytes']);
   const { maxRequestBytes: limit, ...rest } = options;
   const maxRequestBytes = wholeNumber('maxRequestBytes', limit, 1024 * 1024, { min: 0 });
-  const shared = createShared(rest);
-  const route = resolveRoute('hono', rest, shared.engine);
+  const shared = createShared('hono', rest);
+  const route = resolveRoute('hono', rest, shared.engine, shared.scopeNotices);
   const flow = new HttpIdempotency<Context>(shared, route);
 
   const middleware: MiddlewareHandler = async function idempotencyMiddleware(c, next) {

@@ -58,8 +58,8 @@ export function idempotency(options: NodeIdempotencyOptions): NodeIdempotency {
   checkOptionNames('node', options, ['maxRequestBytes']);
   const { maxRequestBytes: limit, ...rest } = options;
   const maxRequestBytes = wholeNumber('maxRequestBytes', limit, 1024 * 1024, { min: 0 });
-  const shared = createShared(rest);
-  const route = resolveRoute('node', rest, shared.engine);
+  const shared = createShared('node', rest);
+  const route = resolveRoute('node', rest, shared.engine, shared.scopeNotices);
   const flow = new HttpIdempotency<IncomingMessage>(shared, route);
 
   const wrap = (handler: NodeHandler): NodeListener => {

@@ -39,6 +39,8 @@ describe('factories validate their options once, at construction', () => {
     ['longRunning without location', { store, longRunning: {} }],
     ['a bad localCache', { store, localCache: { maxEntries: 0 } }],
     ['a lease under 10 ms', { store, leaseMs: 5 }],
+    ['a logger without warn', { store, logger: { info: () => {} } }],
+    ['a logger that is true', { store, logger: true }],
   ];
   for (const [adapter, create] of Object.entries(factories)) {
     it.each(bad)(`${adapter}: rejects %s`, async (_label, options) => {

@@ -4,6 +4,7 @@ import { headerLines, parseKeyHeader } from '../../src/http/key-header.js';
 import { LocalOutcomeCache } from '../../src/http/local-cache.js';
 import { defaultKeepStatus, storableHeaders } from '../../src/http/outcome-policy.js';
 import { ERRORS_DOC_URL, PROBLEMS, problemAnswer, retryAfterSeconds } from '../../src/http/problem.js';
+import { defaultScope, defaultScopeWith, type RequestView, sessionCookies } from '../../src/http/scope.js';
 import { type InvalidKeyError, isInvalidKeyError } from '../../src/index.js';
 
 describe('parseKeyHeader', () => {
@@ -161,5 +162,63 @@ describe('LocalOutcomeCache', () => {
     expect(small.lookup('k0', 'f', 1).kind).toBe('miss');
     small.remember('huge', 'f', answer(5_000), 1e12, 0);
     expect(small.lookup('huge', 'f', 1).kind).toBe('miss');
+  });
+});
+
+describe('default scope', () => {
+  const view = (headers: Record<string, string>): RequestView<undefined> => ({
+    request: undefined,
+    method: 'POST',
+    route: '/payments',
+    target: '/payments?x=1',
+    header: (name) => headers[name],
+    bodyBytes: undefined,
+    parsedBody: undefined,
+  });
+
+  it('is method, route and Authorization alone when nothing else identifies the client (records stay findable)', () => {
+    expect(defaultScope(view({ authorization: 'Bearer a' }))).toBe('POST /payments\nBearer a');
+    expect(defaultScope(view({}))).toBe('POST /payments\n');
+    // Non-session cookies beside Authorization change nothing.
+    expect(defaultScope(view({ authorization: 'Bearer a', cookie: 'AWSALB=x; _ga=1' }))).toBe(
+      'POST /payments\nBearer a',
+    );
+  });
+
+  it('adds API-key headers and session cookies; other cookies, CSRF ones included, do not count', () => {
+    expect(defaultScope(view({ 'x-api-key': 'k1' }))).toBe('POST /payments\n\nx-api-key: k1');
+    const one = defaultScope(view({ cookie: '_ga=1; connect.sid=s1; XSRF-TOKEN=a; csrftoken=b; AWSALB=x' }));
+    const two = defaultScope(view({ cookie: 'AWSALB=y; XSRF-TOKEN=c; connect.sid=s1; _gat=1' }));
+    expect(one).toBe(two);
+    expect(one).toBe('POST /payments\n\ncookie: connect.sid=s1');
+    expect(sessionCookies('b_session=2; a_token=1; theme=dark')).toBe('a_token=1; b_session=2');
+    for (const name of [
+      'PHPSESSID',
+      'JSESSIONID',
+      'sessionid',
+      '__Secure-next-auth.session-token',
+      'appSession',
+      'jwt',
+    ])
+      expect(sessionCookies(`${name}=v; theme=dark`), name).toBe(`${name}=v`);
+    expect(sessionCookies('theme=dark; _ga=GA1')).toBe('');
+  });
+
+  it('counts a Cookie header whole when it holds no session cookie and nothing else identifies the client', () => {
+    expect(defaultScope(view({ cookie: 'myapp=alice' }))).toBe('POST /payments\n\ncookie*: myapp=alice');
+  });
+
+  it('tells its notices when a request has no identity, or only its whole Cookie header', () => {
+    const said: string[] = [];
+    const scope = defaultScopeWith({
+      anonymous: (route) => said.push(`anonymous ${route}`),
+      wholeCookie: (route) => said.push(`whole ${route}`),
+    });
+    scope(view({ authorization: 'Bearer a' }));
+    scope(view({ cookie: 'sid=1' }));
+    expect(said).toEqual([]);
+    scope(view({}));
+    scope(view({ cookie: 'myapp=1' }));
+    expect(said).toEqual(['anonymous /payments', 'whole /payments']);
   });
 });

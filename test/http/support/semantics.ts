@@ -262,6 +262,34 @@ export const cases: Case[] = [
       expect(counters.get('payments', k)).toBe(2);
     },
   },
+  ...identityCarrierCases(),
+  {
+    name: 'a keyed request with no identity carrier is answered, and the logger is told once that its scope is shared',
+    options: { logger: { warn: (message: string) => scopeWarnings.push(message) } },
+    async run({ send, key, counters }) {
+      scopeWarnings.length = 0;
+      const k = key();
+      const first = await send('/payments', { key: k });
+      expectReplayOf(await send('/payments', { key: k }), first);
+      await send('/payments', { key: key('other') });
+      expect(counters.get('payments', k)).toBe(1);
+      expect(scopeWarnings).toHaveLength(1);
+      expect(scopeWarnings[0]).toMatch(/carried no Authorization, API-key header \(x-api-key.*\) or cookie/);
+      expect(scopeWarnings[0]).toMatch(/scope: \(request\) =>/);
+    },
+  },
+  {
+    name: 'an explicit scope is never warned about',
+    options: {
+      scope: () => 'tenant-1',
+      logger: { warn: (message: string) => scopeWarnings.push(message) },
+    },
+    async run({ send, key }) {
+      scopeWarnings.length = 0;
+      expect((await send('/payments', { key: key() })).status).toBe(201);
+      expect(scopeWarnings).toEqual([]);
+    },
+  },
   {
     name: 'a custom scope function replaces the default',
     options: { scope: () => 'tenant-1' },
@@ -536,6 +564,63 @@ export const cases: Case[] = [
     },
   },
 ];
+
+const scopeWarnings: string[] = [];
+
+/**
+ * The identity carriers of the default scope: two principals who send one key and one body never share a record,
+ * and one principal's retry replays even when its other cookies (a load balancer's, analytics) changed.
+ */
+function identityCarrierCases(): Case[] {
+  const carriers: [
+    label: string,
+    alice: Record<string, string>,
+    bob: Record<string, string>,
+    aliceLater: Record<string, string>,
+  ][] = [
+    [
+      'a session cookie',
+      { cookie: '_ga=GA1.1; connect.sid=s%3Aalice; AWSALB=one' },
+      { cookie: '_ga=GA1.1; connect.sid=s%3Abob; AWSALB=one' },
+      { cookie: 'AWSALB=two; connect.sid=s%3Aalice; _ga=GA1.1; _gat=1' },
+    ],
+    [
+      'a session cookie beside Authorization',
+      { authorization: 'Bearer shared-app-token', cookie: 'sessionid=alice' },
+      { authorization: 'Bearer shared-app-token', cookie: 'sessionid=bob' },
+      { authorization: 'Bearer shared-app-token', cookie: 'theme=dark; sessionid=alice' },
+    ],
+    ['X-Api-Key', { 'x-api-key': 'alice-key' }, { 'x-api-key': 'bob-key' }, { 'x-api-key': 'alice-key' }],
+    ['Api-Key', { 'api-key': 'alice-key' }, { 'api-key': 'bob-key' }, { 'api-key': 'alice-key' }],
+    ['X-Auth-Token', { 'x-auth-token': 'alice' }, { 'x-auth-token': 'bob' }, { 'x-auth-token': 'alice' }],
+    [
+      'a cookie of an unknown name (the whole Cookie header, when nothing else identifies)',
+      { cookie: 'myapp=alice' },
+      { cookie: 'myapp=bob' },
+      { cookie: 'myapp=alice' },
+    ],
+    [
+      'Authorization, whatever the other cookies do',
+      { authorization: 'Bearer alice', cookie: 'AWSALB=one' },
+      { authorization: 'Bearer bob', cookie: 'AWSALB=one' },
+      { authorization: 'Bearer alice', cookie: 'AWSALB=two' },
+    ],
+  ];
+  return carriers.map(([label, alice, bob, aliceLater]) => ({
+    name: `one key and body from two principals identified by ${label}: two records; the same principal's retry replays`,
+    async run({ send, key, counters }) {
+      const k = key();
+      const first = await send('/payments', { key: k, headers: alice });
+      expect(first.status).toBe(201);
+      const other = await send('/payments', { key: k, headers: bob });
+      expect(other.status).toBe(201);
+      expect(other.headers['idempotent-replayed']).toBeUndefined();
+      expect(other.json().id).not.toBe(first.json().id);
+      expectReplayOf(await send('/payments', { key: k, headers: aliceLater }), first);
+      expect(counters.get('payments', k)).toBe(2);
+    },
+  }));
+}
 
 /** Plays a process that claimed the key with a 100 ms lease and died; returns the answer to a retry meanwhile. */
 async function claimAsCrashedOwner(store: Store, id: string, send: Fixture['send'], key: string) {
