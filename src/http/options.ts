@@ -1,5 +1,6 @@
 import { Engine, type EngineOptions } from '../core/engine.js';
 import { InvalidOptionsError } from '../core/errors.js';
+import type { OncelyEvent } from '../core/events.js';
 import { defaultEnvelopeOptions } from '../core/record.js';
 import { knownOptions, optionalFunction, wholeNumber } from '../core/validate.js';
 import { type LocalCacheOptions, LocalOutcomeCache } from './local-cache.js';
@@ -131,6 +132,13 @@ export function createShared<Req>(adapter: string, options: HttpIdempotencyOptio
   for (const name of ENGINE_OPTION_NAMES)
     if (options[name] !== undefined) engineOptions[name] = options[name];
   const notices = new Notices(adapter, resolveLogger(options.logger));
+  // Every store failure tells the logger why (rate-limited per cause), whether or not the user hooks onEvent.
+  const onEvent = options.onEvent;
+  optionalFunction('onEvent', onEvent);
+  engineOptions.onEvent = (event: OncelyEvent) => {
+    if (event.type === 'storeError') notices.storeFailed(event.error);
+    onEvent?.(event);
+  };
   const engine = new Engine(engineOptions as unknown as EngineOptions);
   return {
     engine,

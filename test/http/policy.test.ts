@@ -2,10 +2,11 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { headerLines, parseKeyHeader } from '../../src/http/key-header.js';
 import { LocalOutcomeCache } from '../../src/http/local-cache.js';
+import { Notices } from '../../src/http/notices.js';
 import { defaultKeepStatus, storableHeaders } from '../../src/http/outcome-policy.js';
 import { ERRORS_DOC_URL, PROBLEMS, problemAnswer, retryAfterSeconds } from '../../src/http/problem.js';
 import { defaultScope, defaultScopeWith, type RequestView, sessionCookies } from '../../src/http/scope.js';
-import { type InvalidKeyError, isInvalidKeyError } from '../../src/index.js';
+import { type InvalidKeyError, isInvalidKeyError, StoreUnavailableError } from '../../src/index.js';
 
 describe('parseKeyHeader', () => {
   it.each([
@@ -220,5 +221,47 @@ describe('default scope', () => {
     scope(view({}));
     scope(view({ cookie: 'myapp=1' }));
     expect(said).toEqual(['anonymous /payments', 'whole /payments']);
+  });
+});
+
+describe('store failure notices', () => {
+  it('say each cause once a minute while it lasts, with how many failures went unsaid', () => {
+    const said: string[] = [];
+    const notices = new Notices('node', { warn: (message) => said.push(message) });
+    const refused = new StoreUnavailableError('redis begin failed: connect ECONNREFUSED 127.0.0.1:6379', {
+      cause: Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:6379'), { code: 'ECONNREFUSED' }),
+    });
+    notices.storeFailed(refused, 0);
+    notices.storeFailed(refused, 1_000);
+    // Another driver wording of the same cause.
+    notices.storeFailed(
+      new StoreUnavailableError('redis begin refused: the connection is reconnecting'),
+      2_000,
+    );
+    expect(said).toHaveLength(1);
+    expect(said[0]).toMatch(
+      /^oncely\/node: the idempotency store failed: redis begin failed: connect ECONNREFUSED/,
+    );
+    notices.storeFailed(new StoreUnavailableError('redis begin timed out after 2000 ms'), 3_000);
+    expect(said).toHaveLength(2);
+    expect(said[1]).toContain('slower than storeTimeoutMs');
+    notices.storeFailed(refused, 60_001);
+    expect(said).toHaveLength(3);
+    expect(said[2]).toContain('(2 more failures of this kind since the last report)');
+  });
+
+  it('name the fix of a missing table, and say nothing with logger: false', () => {
+    const said: string[] = [];
+    const missing = Object.assign(new Error('relation "oncely"."records" does not exist'), {
+      code: '42P01',
+      severity: 'ERROR',
+    });
+    new Notices('express', { warn: (message) => said.push(message) }).storeFailed(
+      new StoreUnavailableError('postgres begin failed (SQLSTATE 42P01: relation does not exist)', {
+        cause: missing,
+      }),
+    );
+    expect(said[0]).toContain('run `oncely migrate`');
+    new Notices('express', undefined).storeFailed(missing);
   });
 });
