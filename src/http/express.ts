@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { IdempotencyContext } from './context.js';
 import { type Finish, HttpIdempotency } from './flow.js';
-import { captureResponse, writeAnswer } from './node-response.js';
+import { captureResponse, headerPairs, writeAnswer } from './node-response.js';
 import { nodeView, readBody } from './node-view.js';
 import { operationStatus } from './operation-status.js';
 import { checkOptionNames, createShared, type HttpIdempotencyOptions, resolveRoute } from './options.js';
@@ -130,6 +130,7 @@ async function handle(
     running.respond(response).then((finish) => deliver(res, sent, finish), next);
   });
   capture = sent;
+  running.handOver(headerPairs(res.getHeaders()));
   next();
 }
 

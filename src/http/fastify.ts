@@ -132,6 +132,7 @@ function preHandlerFor(flow: HttpIdempotency<FastifyRequest>): preHandlerHookHan
     }
     (request as WithState)[STATE] = start;
     request.idempotency = start.context;
+    start.handOver(headerPairs(reply.getHeaders() as OutgoingHttpHeaders));
   };
 }
 

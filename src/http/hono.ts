@@ -85,8 +85,10 @@ export function idempotency(options: HonoIdempotencyOptions): HonoIdempotency {
       },
     );
     if (start.kind === 'pass') return next();
-    if (start.kind === 'answer') return toResponse(start.answer);
+    if (start.kind === 'answer') return answerThrough(c, start.answer);
     c.set('idempotency', start.context);
+    // The headers middleware set so far (c.header, c.res.headers), read without touching the context.
+    start.handOver(pairsOf(c.newResponse(null).headers));
     try {
       await next();
     } catch (error) {
@@ -98,12 +100,11 @@ export function idempotency(options: HonoIdempotencyOptions): HonoIdempotency {
     const response = c.res;
     const held = heldBody(response);
     const bytes = held ?? new Uint8Array(await response.arrayBuffer());
-    const headers: [string, string][] = [];
-    response.headers.forEach((value, name) => {
-      if (name !== 'set-cookie') headers.push([name, value]);
+    const finish = await start.respond({
+      status: response.status,
+      headers: pairsOf(response.headers),
+      body: bytes,
     });
-    for (const cookie of response.headers.getSetCookie()) headers.push(['set-cookie', cookie]);
-    const finish = await start.respond({ status: response.status, headers, body: bytes });
     if (finish.kind === 'send' && !finish.original) {
       // Reset first: assigning over an existing response would merge its headers into the problem answer.
       c.res = undefined;
@@ -154,6 +155,30 @@ function heldBody(response: Response): Uint8Array | undefined {
     return undefined;
   }
   return undefined;
+}
+
+/** Header pairs of a Web `Headers`, each `Set-Cookie` apart. */
+function pairsOf(headers: Headers): [string, string][] {
+  const pairs: [string, string][] = [];
+  headers.forEach((value, name) => {
+    if (name !== 'set-cookie') pairs.push([name, value]);
+  });
+  for (const cookie of headers.getSetCookie()) pairs.push(['set-cookie', cookie]);
+  return pairs;
+}
+
+/**
+ * An answer of the layer sent the way a handler would send it: its headers over those middleware set on the
+ * context (this request's CORS, request id), so a replay keeps them and the stored ones win where both are set.
+ */
+function answerThrough(c: Context, answer: HttpAnswer): Response {
+  const seen = new Set<string>();
+  for (const [name, value] of answer.headers) {
+    c.header(name, value, { append: seen.has(name) });
+    seen.add(name);
+  }
+  if (NULL_BODY.has(answer.status)) return c.body(null, answer.status as 204);
+  return c.body(answer.body as Uint8Array<ArrayBuffer>, answer.status as 200);
 }
 
 function toResponse(answer: HttpAnswer): Response {

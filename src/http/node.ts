@@ -4,7 +4,7 @@ import { wholeNumber } from '../core/validate.js';
 import { answerForError } from './answers.js';
 import type { IdempotencyContext } from './context.js';
 import { type Finish, HttpIdempotency } from './flow.js';
-import { captureResponse, writeAnswer } from './node-response.js';
+import { captureResponse, headerPairs, writeAnswer } from './node-response.js';
 import { nodeView, parseJsonBody, readBody } from './node-view.js';
 import { operationStatus } from './operation-status.js';
 import { checkOptionNames, createShared, type HttpIdempotencyOptions, resolveRoute } from './options.js';
@@ -120,6 +120,7 @@ async function handle(
     );
   });
   capture = sent;
+  running.handOver(headerPairs(res.getHeaders()));
   invoke(handler, req, res, { body, idempotency: running.context }).catch((error: unknown) =>
     running.fail(error).then((finish) => deliver(res, sent, finish)),
   );

@@ -2,11 +2,12 @@ import type { Claim, CompleteOptions } from '../core/claim.js';
 import { InvalidOptionsError, isStoreUnavailableError } from '../core/errors.js';
 import type { ReleaseReason } from '../core/events.js';
 import type { Outcome } from '../core/record.js';
+import type { HeaderPairs } from '../core/store.js';
 import { acceptedAnswer, answerForError, replayAnswer } from './answers.js';
 import { type DeferredWork, deferredOutcome, HandlerContext, type IdempotencyContext } from './context.js';
 import type { LocalOutcomeCache } from './local-cache.js';
 import type { ResolvedRoute } from './options.js';
-import { storableHeaders } from './outcome-policy.js';
+import { type HeaderSnapshot, handlerHeaders, snapshotHeaders, storableHeaders } from './outcome-policy.js';
 import type { HttpAnswer } from './problem.js';
 
 /** What the adapter sends once the handler's outcome is settled in the store (stored before sent). */
@@ -47,6 +48,7 @@ export class Running<Sent> {
   readonly #id: string;
   readonly #fingerprint: string;
   #open = true;
+  #before: HeaderSnapshot | undefined;
 
   constructor(
     target: RunningTarget,
@@ -62,6 +64,14 @@ export class Running<Sent> {
     this.#fingerprint = fingerprint;
     this.#handler = new HandlerContext(key, claim, (work) => this.#defer(work, accept));
     this.context = this.#handler;
+  }
+
+  /**
+   * The adapter hands control to the handler: `headers` are those the response has now (set by middleware before
+   * the layer). Only headers the handler adds or changes are stored; a replay keeps its own middleware's.
+   */
+  handOver(headers: HeaderPairs): void {
+    this.#before = snapshotHeaders(headers);
   }
 
   /** The handler answered: store the response (or let the key go), then send it. */
@@ -100,7 +110,7 @@ export class Running<Sent> {
     if (handler.skipped || !route.keep(response.status)) return undefined;
     const outcome: Outcome = {
       status: response.status,
-      headers: storableHeaders(response.headers, route.keepHeaders),
+      headers: storableHeaders(handlerHeaders(response.headers, this.#before), route.keepHeaders),
       body: response.body,
     };
     const retentionMs = handler.retentionMs;

@@ -3,7 +3,12 @@ import { describe, expect, it } from 'vitest';
 import { headerLines, parseKeyHeader } from '../../src/http/key-header.js';
 import { LocalOutcomeCache } from '../../src/http/local-cache.js';
 import { Notices } from '../../src/http/notices.js';
-import { defaultKeepStatus, storableHeaders } from '../../src/http/outcome-policy.js';
+import {
+  defaultKeepStatus,
+  handlerHeaders,
+  snapshotHeaders,
+  storableHeaders,
+} from '../../src/http/outcome-policy.js';
 import { ERRORS_DOC_URL, PROBLEMS, problemAnswer, retryAfterSeconds } from '../../src/http/problem.js';
 import { defaultScope, defaultScopeWith, type RequestView, sessionCookies } from '../../src/http/scope.js';
 import { type InvalidKeyError, isInvalidKeyError, StoreUnavailableError } from '../../src/index.js';
@@ -163,6 +168,31 @@ describe('LocalOutcomeCache', () => {
     expect(small.lookup('k0', 'f', 1).kind).toBe('miss');
     small.remember('huge', 'f', answer(5_000), 1e12, 0);
     expect(small.lookup('huge', 'f', 1).kind).toBe('miss');
+  });
+});
+
+describe('headers the handler produced', () => {
+  it('are those it added or changed since the hand-over; untouched middleware headers are left out', () => {
+    const before = snapshotHeaders([
+      ['X-Request-Id', 'r1'],
+      ['cache-control', 'no-store'],
+      ['vary', 'Origin'],
+    ]);
+    const after: [string, string][] = [
+      ['x-request-id', 'r1'],
+      ['cache-control', 'private'],
+      ['vary', 'Origin'],
+      ['vary', 'Accept'],
+      ['content-type', 'application/json'],
+    ];
+    expect(handlerHeaders(after, before)).toEqual([
+      ['cache-control', 'private'],
+      ['vary', 'Origin'],
+      ['vary', 'Accept'],
+      ['content-type', 'application/json'],
+    ]);
+    expect(snapshotHeaders([])).toBeUndefined();
+    expect(handlerHeaders(after, undefined)).toBe(after);
   });
 });
 

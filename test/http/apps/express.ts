@@ -28,6 +28,13 @@ export function expressHarness(name: string, express: ExpressModule): AdapterHar
     rawBytes: false,
     async build({ options, counters, gates }) {
       const app = express();
+      // Per-request headers of middleware before the layer: a request id and CORS, as cors() sets them.
+      app.use((req: Request, res: Response, next: () => void) => {
+        res.setHeader('x-request-id', randomUUID());
+        res.setHeader('cache-control', 'no-store');
+        if (req.headers.origin) res.setHeader('access-control-allow-origin', req.headers.origin);
+        next();
+      });
       app.use(express.json());
       app.use(express.text());
       app.use(express.raw({ type: 'application/octet-stream' }));
@@ -38,6 +45,7 @@ export function expressHarness(name: string, express: ExpressModule): AdapterHar
       route('/payments', (req, res) => {
         const n = counters.bump('payments', keyOf(res));
         res.setHeader('x-handler', 'yes');
+        res.setHeader('cache-control', 'private');
         res.setHeader('set-cookie', 'session=abc; Path=/');
         res.status(201).json({ id: randomUUID(), n, body: req.body });
       });

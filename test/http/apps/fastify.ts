@@ -17,11 +17,20 @@ export const fastifyHarness: AdapterHarness = {
     app.addContentTypeParser('application/octet-stream', { parseAs: 'buffer' }, (_request, body, done) =>
       done(null, body),
     );
+    // Per-request headers of hooks before the layer: a request id and CORS, as @fastify/cors sets them.
+    app.addHook('onRequest', async (request, reply) => {
+      reply.header('x-request-id', randomUUID()).header('cache-control', 'no-store');
+      if (request.headers.origin) reply.header('access-control-allow-origin', request.headers.origin);
+    });
     await app.register(idempotency, options as never);
 
     app.post('/payments', opted, async (request, reply) => {
       const n = counters.bump('payments', keyOf(request));
-      reply.header('x-handler', 'yes').header('set-cookie', 'session=abc; Path=/').code(201);
+      reply
+        .header('x-handler', 'yes')
+        .header('cache-control', 'private')
+        .header('set-cookie', 'session=abc; Path=/')
+        .code(201);
       return { id: randomUUID(), n, body: request.body };
     });
     app.post('/text', opted, async (request, reply) => {

@@ -45,6 +45,28 @@ export const cases: Case[] = [
     },
   },
   {
+    name: "a replay keeps the headers this request's middleware set (CORS, request id); it replays those the handler set or changed",
+    async run({ send, key, store }) {
+      const k = key();
+      const first = await send('/payments', { key: k, headers: { origin: 'https://a.example' } });
+      expect(first.status).toBe(201);
+      expect(first.headers['access-control-allow-origin']).toBe('https://a.example');
+      const replay = await send('/payments', { key: k, headers: { origin: 'https://b.example' } });
+      expect(replay.headers['idempotent-replayed']).toBe('true');
+      expect(replay.headers['access-control-allow-origin']).toBe('https://b.example');
+      expect(replay.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+      expect(replay.headers['x-request-id']).not.toBe(first.headers['x-request-id']);
+      // The handler's own header, and the one it changed from the middleware's value, are its response.
+      expect(replay.headers['x-handler']).toBe('yes');
+      expect(replay.headers['cache-control']).toBe('private');
+      const stored = (await store.get(defaultId('POST', '/payments', k)))?.outcome?.headers ?? [];
+      const names = stored.map(([name]) => name);
+      expect(names).toContain('x-handler');
+      expect(names).not.toContain('x-request-id');
+      expect(names).not.toContain('access-control-allow-origin');
+    },
+  },
+  {
     name: 'the outcome is stored before the client sees the response',
     async run({ send, key, store }) {
       const k = key();
