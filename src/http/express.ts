@@ -126,12 +126,24 @@ async function handle(
   const running = start;
   res.locals.idempotency = running.context;
   // Express turns a handler's error into a 500 response, so every ending arrives here as a response.
-  const sent = captureResponse(res, (response) => {
-    running.respond(response).then((finish) => deliver(res, sent, finish), next);
+  const sent = captureResponse(res, {
+    onEnd: (response) => {
+      running.respond(response).then((finish) => deliver(res, sent, finish), next);
+    },
+    // An error page after a partial write: Express would close the connection (the headers were out); so do we.
+    onBroken: () => void running.fail(BROKEN).then(() => closeBroken(res, sent)),
   });
   capture = sent;
   running.handOver(headerPairs(res.getHeaders()));
   next();
+}
+
+const BROKEN = new Error('the handler changed the status or headers after writing part of its body');
+
+/** What Express does with a response whose headers went out before an error: close the connection. */
+function closeBroken(res: ServerResponse, capture: ReturnType<typeof captureResponse>): void {
+  capture.restore();
+  res.destroy();
 }
 
 /** Sends what the flow decided once the outcome is settled in the store. */

@@ -6,6 +6,19 @@ import type { HttpAnswer } from './problem.js';
 type Callback = (error?: Error | null) => void;
 type Chunk = string | Uint8Array;
 
+/** What the capture tells the adapter. */
+export interface CaptureHooks {
+  /** The handler ended the response: here it is, whole, nothing sent yet. */
+  onEnd(response: Outcome): void;
+  /**
+   * The handler changed the status or headers after its first `write`/`writeHead` (an error page after a partial
+   * body, typically). Without the layer that response could never have been sent: the headers would have gone
+   * with the first write, Node refuses to change them after that, and the frameworks close the connection. Nothing
+   * was sent; the adapter should let the key go and close the connection the same way.
+   */
+  onBroken(): void;
+}
+
 /**
  * Holds back everything a handler writes to a `ServerResponse` (`writeHead`, `write`, `end`, and so `res.json`,
  * `res.send`, piped streams) so the outcome can be stored before the client sees a byte. Headers stay in the
@@ -19,8 +32,8 @@ type Chunk = string | Uint8Array;
  * us already put its own `end` or `write` on the instance (compression middleware does), those are wrapped on
  * the instance, so their work still happens, after the capture.
  */
-export function captureResponse(res: ServerResponse, onEnd: (response: Outcome) => void): ResponseCapture {
-  const state = new CaptureState(res, onEnd);
+export function captureResponse(res: ServerResponse, hooks: CaptureHooks): ResponseCapture {
+  const state = new CaptureState(res, hooks);
   const proto = Object.getPrototypeOf(res) as object;
   if (proto === ServerResponse.prototype || METHODS.some((name) => Object.hasOwn(res, name)))
     wrapInstance(res);
@@ -59,7 +72,8 @@ function capturingMethods(next: (res: object, name: Method) => AnyMethod): Recor
       return state ? state.end(args[0], args[1], args[2]) : next(this, 'end').apply(this, args);
     },
     flushHeaders(this: ServerResponse, ...args: unknown[]) {
-      return captureOf(this) ? undefined : next(this, 'flushHeaders').apply(this, args);
+      const state = captureOf(this);
+      return state ? state.commit() : next(this, 'flushHeaders').apply(this, args);
     },
   };
 }
@@ -100,10 +114,12 @@ class CaptureState implements ResponseCapture {
   text: string | undefined;
   readonly callbacks: Callback[] = [];
   #ended = false;
+  /** Status and headers as they were when the handler first wrote (when the real response would have sent them). */
+  #committed: { readonly status: number; readonly headers: string } | undefined;
 
   constructor(
     readonly res: ServerResponse,
-    readonly onEnd: (response: Outcome) => void,
+    readonly hooks: CaptureHooks,
   ) {}
 
   writeHead(status: number, reason: unknown, headers: unknown): ServerResponse {
@@ -112,10 +128,18 @@ class CaptureState implements ResponseCapture {
     else headers = reason;
     res.statusCode = status;
     if (headers !== undefined && headers !== null) applyHeaders(res, headers);
+    this.commit();
     return res;
   }
 
+  /** The real response would send its status and headers now: note them, they cannot change after this. */
+  commit(): undefined {
+    this.#committed ??= { status: this.res.statusCode, headers: JSON.stringify(this.res.getHeaders()) };
+    return undefined;
+  }
+
   write(chunk: Chunk, encoding: unknown, callback: unknown): boolean {
+    this.commit();
     this.#add(chunk, encoding);
     const done = typeof encoding === 'function' ? encoding : callback;
     if (typeof done === 'function') process.nextTick(done as Callback);
@@ -132,8 +156,18 @@ class CaptureState implements ResponseCapture {
     if (typeof callback === 'function') this.callbacks.push(callback as Callback);
     if (!this.#ended) {
       this.#ended = true;
+      const committed = this.#committed;
+      if (committed !== undefined) {
+        // Node throws on a header set after the headers went out, and the frameworks then close the connection.
+        if (committed.headers !== JSON.stringify(res.getHeaders())) {
+          this.hooks.onBroken();
+          return res;
+        }
+        // A status set after them is silently ignored: the client gets the one already sent.
+        res.statusCode = committed.status;
+      }
       const { chunks } = this;
-      this.onEnd({
+      this.hooks.onEnd({
         status: res.statusCode,
         headers: headerPairs(res.getHeaders()),
         body: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks),

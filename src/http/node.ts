@@ -113,11 +113,21 @@ async function handle(
   if (start.kind === 'pass') return void invoke(handler, req, res, { body, idempotency: undefined });
   if (start.kind === 'answer') return writeAnswer(res, start.answer);
   const running = start;
-  const sent = captureResponse(res, (response) => {
-    running.respond(response).then(
-      (finish) => deliver(res, sent, finish),
-      (error: unknown) => failed(res, error),
-    );
+  const sent = captureResponse(res, {
+    onEnd: (response) => {
+      running.respond(response).then(
+        (finish) => deliver(res, sent, finish),
+        (error: unknown) => failed(res, error),
+      );
+    },
+    // Headers changed after a write: Node would have thrown ERR_HTTP_HEADERS_SENT. Close, as a crash would.
+    onBroken: () =>
+      void running
+        .fail(new Error('the handler changed the status or headers after writing part of its body'))
+        .then(() => {
+          sent.restore();
+          res.destroy();
+        }),
   });
   capture = sent;
   running.handOver(headerPairs(res.getHeaders()));
