@@ -132,6 +132,11 @@ async function handle(
     },
     // An error page after a partial write: Express would close the connection (the headers were out); so do we.
     onBroken: () => void running.fail(BROKEN).then(() => closeBroken(res, sent)),
+    maxHeldBytes: running.holdLimit,
+    onPassThrough: (eventStream) => {
+      running.streaming(eventStream);
+      res.once('close', () => void running.ended());
+    },
   });
   capture = sent;
   running.handOver(headerPairs(res.getHeaders()));

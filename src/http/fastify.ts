@@ -1,5 +1,5 @@
 import type { OutgoingHttpHeaders } from 'node:http';
-import type { Readable } from 'node:stream';
+import { Readable } from 'node:stream';
 import type {
   FastifyInstance,
   FastifyPluginCallback,
@@ -140,7 +140,15 @@ const captureOnSend: onSendHookHandler = async function oncelyOnSend(request, re
   const state = (request as WithState)[STATE];
   if (state === null || typeof state === 'number') return payload;
   (request as WithState)[STATE] = DONE;
-  const body = await payloadBytes(payload);
+  const read = await payloadBytes(payload, state.holdLimit, isEventStream(reply.getHeader('content-type')));
+  if (!Buffer.isBuffer(read)) {
+    // Past the cap in pieces, or an event stream: it goes out as it comes, not stored; the key is released when
+    // the connection is done with it ('close' fires when it finished and when it was cut short).
+    state.streaming(read.eventStream);
+    reply.raw.once('close', () => void state.ended());
+    return read.stream;
+  }
+  const body = read;
   const finish = await state.respond({
     status: reply.statusCode,
     headers: headerPairs(reply.getHeaders() as OutgoingHttpHeaders),
@@ -196,19 +204,62 @@ function setHeaders(reply: FastifyReply, answer: HttpAnswer): void {
     reply.header(name, values.length === 1 ? values[0] : values);
 }
 
-async function payloadBytes(payload: unknown): Promise<Buffer> {
+/** A payload that goes out as it comes: the part read so far, then the rest of the source. */
+interface Passing {
+  readonly stream: Readable;
+  readonly eventStream: boolean;
+}
+
+/**
+ * The payload's bytes, or, for a stream that grows past `limit` (or any event stream), a stream that sends the
+ * part read so far and then the rest as it comes (pulled on demand, so the client's pace holds the source back).
+ */
+async function payloadBytes(
+  payload: unknown,
+  limit: number,
+  eventStream: boolean,
+): Promise<Buffer | Passing> {
   if (payload === null || payload === undefined) return Buffer.alloc(0);
   if (typeof payload === 'string') return Buffer.from(payload, 'utf8');
   if (Buffer.isBuffer(payload)) return payload;
   if (payload instanceof Uint8Array)
     return Buffer.from(payload.buffer, payload.byteOffset, payload.byteLength);
   if (typeof (payload as Readable).pipe === 'function') {
+    const source = (payload as Readable)[Symbol.asyncIterator]();
     const chunks: Buffer[] = [];
-    for await (const chunk of payload as Readable)
-      chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : chunk);
-    return Buffer.concat(chunks);
+    let held = 0;
+    // Read while under the cap, and one chunk past it: a body that ends there was in memory anyway (one big
+    // chunk) and is stored like a Buffer; one that keeps coming streams.
+    let past = false;
+    while (!eventStream) {
+      const next = await source.next();
+      if (next.done) return Buffer.concat(chunks);
+      const chunk: Buffer = typeof next.value === 'string' ? Buffer.from(next.value) : next.value;
+      chunks.push(chunk);
+      held += chunk.byteLength;
+      if (past) break;
+      past = held > limit;
+    }
+    async function* rest() {
+      try {
+        yield* chunks;
+        for (;;) {
+          const next = await source.next();
+          if (next.done) return;
+          yield next.value;
+        }
+      } finally {
+        // Cut short (the client went away): the source stops too.
+        await source.return?.();
+      }
+    }
+    return { stream: Readable.from(rest(), { objectMode: false }), eventStream };
   }
   return Buffer.from(String(payload), 'utf8');
+}
+
+function isEventStream(type: unknown): boolean {
+  return typeof type === 'string' && type.trimStart().toLowerCase().startsWith('text/event-stream');
 }
 
 function hooks<T>(value: T | T[] | undefined): T[] {

@@ -48,6 +48,7 @@ export class HttpIdempotency<Req> {
       route: route as ResolvedRoute<unknown>,
       cache: shared.cache,
       maxBodyBytes: shared.maxBodyBytes,
+      notices: shared.notices,
     };
   }
 

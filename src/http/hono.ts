@@ -99,7 +99,19 @@ export function idempotency(options: HonoIdempotencyOptions): HonoIdempotency {
     if (deferred) return;
     const response = c.res;
     const held = heldBody(response);
-    const bytes = held ?? new Uint8Array(await response.arrayBuffer());
+    let bytes = held;
+    if (bytes === undefined) {
+      const read = await readCapped(response, start.holdLimit, () => void start.ended());
+      if (!(read instanceof Uint8Array)) {
+        // Past the cap, or an event stream: it goes out as it comes, not stored; the key is released when the
+        // body is done (read to its end, or cancelled because the client went away).
+        start.streaming(read.eventStream);
+        c.res = undefined;
+        c.res = new Response(read.stream, response);
+        return;
+      }
+      bytes = read;
+    }
     const finish = await start.respond({
       status: response.status,
       headers: pairsOf(response.headers),
@@ -155,6 +167,62 @@ function heldBody(response: Response): Uint8Array | undefined {
     return undefined;
   }
   return undefined;
+}
+
+/**
+ * The body of a response read whole, when it ends within `limit` bytes; otherwise (or for an event stream, read not
+ * at all) a stream of the part read so far and then the rest as the client pulls it, which calls `onDone` once
+ * the body is finished or cancelled.
+ */
+async function readCapped(
+  response: Response,
+  limit: number,
+  onDone: () => void,
+): Promise<Uint8Array | { readonly stream: ReadableStream<Uint8Array>; readonly eventStream: boolean }> {
+  const body = response.body;
+  if (body === null) return new Uint8Array(0);
+  const eventStream = /^\s*text\/event-stream/i.test(response.headers.get('content-type') ?? '');
+  const reader = body.getReader();
+  const chunks: Uint8Array[] = [];
+  let held = 0;
+  // Read while under the cap, and one chunk past it: a body that ends there was in memory anyway (`c.json` of a
+  // large value is one chunk) and is stored, as not retained; one that keeps coming streams.
+  let past = false;
+  while (!eventStream) {
+    const next = await reader.read();
+    if (next.done) return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
+    chunks.push(next.value);
+    held += next.value.byteLength;
+    if (past) break;
+    past = held > limit;
+  }
+  let done = false;
+  const finish = () => {
+    if (done) return;
+    done = true;
+    onDone();
+  };
+  const stream = new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      const chunk = chunks.shift();
+      if (chunk !== undefined) return controller.enqueue(chunk);
+      try {
+        const next = await reader.read();
+        if (next.done) {
+          controller.close();
+          finish();
+        } else controller.enqueue(next.value);
+      } catch (error) {
+        controller.error(error);
+        finish();
+      }
+    },
+    cancel(reason) {
+      finish();
+      return reader.cancel(reason);
+    },
+  });
+  return { stream, eventStream };
 }
 
 /** Header pairs of a Web `Headers`, each `Set-Cookie` apart. */

@@ -17,6 +17,13 @@ export interface CaptureHooks {
    * was sent; the adapter should let the key go and close the connection the same way.
    */
   onBroken(): void;
+  /**
+   * Most body bytes held back from `write()`s (give or take the chunk that crosses it: a body that ends right after
+   * it is held whole). Past them (and from the start for `text/event-stream`), the response goes out as it is written, with `write()` returning what the real response returns (backpressure), and is not
+   * captured any further: `onPassThrough` says so, and `onEnd` is never called.
+   */
+  readonly maxHeldBytes: number;
+  onPassThrough(eventStream: boolean): void;
 }
 
 /**
@@ -73,7 +80,7 @@ function capturingMethods(next: (res: object, name: Method) => AnyMethod): Recor
     },
     flushHeaders(this: ServerResponse, ...args: unknown[]) {
       const state = captureOf(this);
-      return state ? state.commit() : next(this, 'flushHeaders').apply(this, args);
+      return state ? state.flushHeaders() : next(this, 'flushHeaders').apply(this, args);
     },
   };
 }
@@ -114,6 +121,7 @@ class CaptureState implements ResponseCapture {
   text: string | undefined;
   readonly callbacks: Callback[] = [];
   #ended = false;
+  #held = 0;
   /** Status and headers as they were when the handler first wrote (when the real response would have sent them). */
   #committed: { readonly status: number; readonly headers: string } | undefined;
 
@@ -129,7 +137,21 @@ class CaptureState implements ResponseCapture {
     res.statusCode = status;
     if (headers !== undefined && headers !== null) applyHeaders(res, headers);
     this.commit();
+    if (isEventStream(res)) {
+      this.#passThrough(true);
+      res.writeHead(status);
+    }
     return res;
+  }
+
+  /** `flushHeaders`: a no-op while held, except for an event stream, which goes out from here. */
+  flushHeaders(): undefined {
+    this.commit();
+    if (isEventStream(this.res)) {
+      this.#passThrough(true);
+      this.res.flushHeaders();
+    }
+    return undefined;
   }
 
   /** The real response would send its status and headers now: note them, they cannot change after this. */
@@ -140,10 +162,31 @@ class CaptureState implements ResponseCapture {
 
   write(chunk: Chunk, encoding: unknown, callback: unknown): boolean {
     this.commit();
+    const eventStream = isEventStream(this.res);
+    // The chunk that crosses the cap is still held (it is in memory already, and a body that ends right after it
+    // was handed over whole); another one after it means the body keeps coming.
+    if (eventStream || (this.#held > this.hooks.maxHeldBytes && chunk !== null && chunk !== undefined)) {
+      // Holding more would grow without bound (an export, an endless stream): send what is held and let the rest
+      // go out as it is written, so the real response's backpressure reaches the writer.
+      this.#passThrough(eventStream);
+      return (this.res.write as (...args: unknown[]) => boolean)(chunk, encoding, callback);
+    }
     this.#add(chunk, encoding);
     const done = typeof encoding === 'function' ? encoding : callback;
     if (typeof done === 'function') process.nextTick(done as Callback);
+    // Held in memory (bounded by maxHeldBytes): nothing to wait for.
     return true;
+  }
+
+  /** From now on the response writes for real: the held part first, then whatever the handler writes. */
+  #passThrough(eventStream: boolean): void {
+    this.restore();
+    this.hooks.onPassThrough(eventStream);
+    const { res, chunks } = this;
+    for (const held of chunks) res.write(held);
+    chunks.length = 0;
+    this.text = undefined;
+    this.#held = 0;
   }
 
   end(chunk: unknown, encoding: unknown, callback: unknown): ServerResponse {
@@ -197,15 +240,24 @@ class CaptureState implements ResponseCapture {
 
   #add(chunk: Chunk | null | undefined, encoding: unknown): void {
     if (chunk === null || chunk === undefined || this.#ended) return;
+    let buffer: Buffer;
     if (typeof chunk === 'string') {
       const utf8 = typeof encoding !== 'string' || encoding === 'utf8' || encoding === 'utf-8';
       this.text = this.chunks.length === 0 && utf8 ? chunk : undefined;
-      this.chunks.push(Buffer.from(chunk, utf8 ? 'utf8' : (encoding as BufferEncoding)));
+      buffer = Buffer.from(chunk, utf8 ? 'utf8' : (encoding as BufferEncoding));
     } else {
       this.text = undefined;
-      this.chunks.push(Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength));
+      buffer = Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
     }
+    this.chunks.push(buffer);
+    this.#held += buffer.byteLength;
   }
+}
+
+/** True when the response is declared `text/event-stream` (server-sent events are never held). */
+function isEventStream(res: ServerResponse): boolean {
+  const type = res.getHeader('content-type');
+  return typeof type === 'string' && type.trimStart().toLowerCase().startsWith('text/event-stream');
 }
 
 export interface ResponseCapture {

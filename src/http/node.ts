@@ -128,6 +128,11 @@ async function handle(
           sent.restore();
           res.destroy();
         }),
+    maxHeldBytes: running.holdLimit,
+    onPassThrough: (eventStream) => {
+      running.streaming(eventStream);
+      res.once('close', () => void running.ended());
+    },
   });
   capture = sent;
   running.handOver(headerPairs(res.getHeaders()));

@@ -6,6 +6,7 @@ import type { HeaderPairs } from '../core/store.js';
 import { acceptedAnswer, answerForError, replayAnswer } from './answers.js';
 import { type DeferredWork, deferredOutcome, HandlerContext, type IdempotencyContext } from './context.js';
 import type { LocalOutcomeCache } from './local-cache.js';
+import type { Notices } from './notices.js';
 import type { ResolvedRoute } from './options.js';
 import { type HeaderSnapshot, handlerHeaders, snapshotHeaders, storableHeaders } from './outcome-policy.js';
 import type { HttpAnswer } from './problem.js';
@@ -24,6 +25,7 @@ export interface RunningTarget {
   readonly route: ResolvedRoute<unknown>;
   readonly cache: LocalOutcomeCache | undefined;
   readonly maxBodyBytes: number;
+  readonly notices: Notices;
 }
 
 const DEFERRED: Finish = { kind: 'deferred' };
@@ -48,6 +50,7 @@ export class Running<Sent> {
   readonly #id: string;
   readonly #fingerprint: string;
   #open = true;
+  #streaming = false;
   #before: HeaderSnapshot | undefined;
 
   constructor(
@@ -94,6 +97,38 @@ export class Running<Sent> {
         return answer === undefined ? { kind: 'error', error } : { kind: 'send', answer, original: false };
       },
     );
+  }
+
+  /**
+   * Most body bytes an adapter holds back before it must let the response go out as written: the engine's
+   * `maxBodyBytes`. A body the handler hands over whole (one `end`, a Buffer) is already in memory and is stored
+   * (as not retained when it is over the cap); only a body written in pieces is cut off here.
+   */
+  get holdLimit(): number {
+    return this.#target.maxBodyBytes;
+  }
+
+  /**
+   * The response goes out as the handler writes it and is not stored: it grew past `holdLimit` in pieces, or it is
+   * an event stream (`text/event-stream`), which is never held. The key stays claimed while it streams (a duplicate
+   * gets 409); the adapter calls `ended` when the response's connection is done with it, and the key is released.
+   */
+  streaming(eventStream: boolean): void {
+    if (!this.#open) return;
+    this.#streaming = true;
+    const limit = this.#target.maxBodyBytes;
+    this.#target.notices.once(
+      'streamed',
+      () =>
+        `a response was sent as it was written and not stored (${eventStream ? 'it is text/event-stream' : `it grew past maxBodyBytes, ${limit} bytes, in pieces`}); its key is released when it ends, so a retry runs the handler again. Said once; see docs/http.md#large-and-streamed-responses.`,
+    );
+  }
+
+  /** The response's connection is done (finished, or closed before): a streaming claim lets its key go now. */
+  ended(): Promise<void> {
+    if (!this.#open) return Promise.resolve();
+    this.#open = false;
+    return this.#release(this.#streaming ? 'notKept' : 'error');
   }
 
   /** The handler threw before answering: the key is released and the framework answers. */

@@ -106,9 +106,9 @@ export function expectReplayOf(replay: TestResponse, original: TestResponse): vo
   expect(replay.headers['content-type']).toBe(original.headers['content-type']);
 }
 
-export async function until(condition: () => boolean, timeoutMs = 5_000): Promise<void> {
+export async function until(condition: () => boolean | Promise<boolean>, timeoutMs = 5_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
+  while (!(await condition())) {
     if (Date.now() > deadline) throw new Error('condition not met in time');
     await new Promise((resolve) => setTimeout(resolve, 2));
   }
