@@ -158,11 +158,13 @@ function deliver(
   finish: Finish,
 ): void {
   if (finish.kind === 'deferred') return;
-  capture.restore();
   if (finish.kind === 'error')
-    writeAnswer(res, problemAnswer('handler-failed', 'the request failed; nothing was stored'), true);
-  else if (!finish.original) writeAnswer(res, finish.answer, true);
-  else capture.send();
+    capture.answer(problemAnswer('handler-failed', 'the request failed; nothing was stored'));
+  else if (!finish.original) capture.answer(finish.answer);
+  else {
+    capture.restore();
+    capture.send();
+  }
 }
 
 /** The route template when the middleware is mounted on a route (`app.post('/orders/:id', idem, …)`). */

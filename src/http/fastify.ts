@@ -30,10 +30,13 @@ import type { RequestView } from './scope.js';
 
 export type { IdempotencyContext } from './context.js';
 
+// Named apart: inside the augmentation below, `RouteOptions` would be Fastify's own once another plugin augments it.
+type OncelyRouteOptions = RouteOptions<FastifyRequest>;
+
 declare module 'fastify' {
   interface FastifyContextConfig {
     /** Opt this route in to oncely (`true`), optionally with its own route options. */
-    idempotency?: boolean | RouteOptions<FastifyRequest>;
+    idempotency?: boolean | OncelyRouteOptions;
   }
   interface FastifyRequest {
     /** oncely's context while this request owns its idempotency key; null otherwise. */
@@ -95,7 +98,9 @@ function setUp(fastify: FastifyInstance, options: FastifyIdempotencyOptions): vo
     const route = config === true ? base : resolveRoute('fastify', config, base);
     const flow = new HttpIdempotency<FastifyRequest>(shared, route);
     routeOptions.preHandler = [...hooks(routeOptions.preHandler), preHandlerFor(flow)];
-    routeOptions.onSend = [...hooks(routeOptions.onSend), captureOnSend];
+    // First among the route's onSend hooks, so what is stored is what the handler produced: hooks after it (such as
+    // @fastify/compress, whatever the registration order) transform the first answer and each replay alike.
+    routeOptions.onSend = [captureOnSend, ...hooks(routeOptions.onSend)];
     routeOptions.onResponse = [...hooks(routeOptions.onResponse), releaseUnsent];
   });
 }

@@ -40,11 +40,15 @@ export interface CaptureHooks {
  * the instance, so their work still happens, after the capture.
  */
 export function captureResponse(res: ServerResponse, hooks: CaptureHooks): ResponseCapture {
-  const state = new CaptureState(res, hooks);
   const proto = Object.getPrototypeOf(res) as object;
+  let below: Methods;
   if (proto === ServerResponse.prototype || METHODS.some((name) => Object.hasOwn(res, name)))
-    wrapInstance(res);
-  else Object.setPrototypeOf(res, derivedPrototype(proto));
+    below = wrapInstance(res);
+  else {
+    Object.setPrototypeOf(res, derivedPrototype(proto));
+    below = proto as Methods;
+  }
+  const state = new CaptureState(res, hooks, below);
   (res as Capturable)[CAPTURE] = state;
   return state;
 }
@@ -52,6 +56,7 @@ export function captureResponse(res: ServerResponse, hooks: CaptureHooks): Respo
 const METHODS = ['writeHead', 'write', 'end', 'flushHeaders'] as const;
 type Method = (typeof METHODS)[number];
 type AnyMethod = (...args: unknown[]) => unknown;
+type Methods = Readonly<Record<Method, AnyMethod>>;
 // The capture of a response rides on the response itself: a WeakMap lookup on each write, and the WeakMap's
 // entries for the GC to process, measured a few microseconds per request.
 const CAPTURE = Symbol('oncely.capture');
@@ -102,7 +107,7 @@ function derivedPrototype(proto: object): object {
 }
 
 /** The slow path, for responses whose instance already carries its own methods: wrap those in place. */
-function wrapInstance(res: ServerResponse): void {
+function wrapInstance(res: ServerResponse): Methods {
   const target = res as unknown as Record<Method, AnyMethod>;
   const originals = {
     writeHead: target.writeHead,
@@ -112,6 +117,7 @@ function wrapInstance(res: ServerResponse): void {
   };
   const methods = capturingMethods((_res, name) => originals[name]);
   for (const name of METHODS) target[name] = methods[name];
+  return originals;
 }
 
 /** What one captured response has collected so far; also the `ResponseCapture` handed to the adapter. */
@@ -125,9 +131,16 @@ class CaptureState implements ResponseCapture {
   /** Status and headers as they were when the handler first wrote (when the real response would have sent them). */
   #committed: { readonly status: number; readonly headers: string } | undefined;
 
+  /**
+   * @param below The methods the capture wraps. What the capture sends goes through these, not through `res.end`:
+   *   a middleware mounted after the layer (compression in a route's chain) put its own `end` over the capture's,
+   *   has done its work on the way in already, and has ended itself; one mounted before it is below, and does its
+   *   work on the way out.
+   */
   constructor(
     readonly res: ServerResponse,
     readonly hooks: CaptureHooks,
+    readonly below: Methods,
   ) {}
 
   writeHead(status: number, reason: unknown, headers: unknown): ServerResponse {
@@ -139,7 +152,7 @@ class CaptureState implements ResponseCapture {
     this.commit();
     if (isEventStream(res)) {
       this.#passThrough(true);
-      res.writeHead(status);
+      this.below.writeHead.call(res, status);
     }
     return res;
   }
@@ -149,7 +162,7 @@ class CaptureState implements ResponseCapture {
     this.commit();
     if (isEventStream(this.res)) {
       this.#passThrough(true);
-      this.res.flushHeaders();
+      this.below.flushHeaders.call(this.res);
     }
     return undefined;
   }
@@ -169,7 +182,7 @@ class CaptureState implements ResponseCapture {
       // Holding more would grow without bound (an export, an endless stream): send what is held and let the rest
       // go out as it is written, so the real response's backpressure reaches the writer.
       this.#passThrough(eventStream);
-      return (this.res.write as (...args: unknown[]) => boolean)(chunk, encoding, callback);
+      return this.below.write.call(this.res, chunk, encoding, callback) as boolean;
     }
     this.#add(chunk, encoding);
     const done = typeof encoding === 'function' ? encoding : callback;
@@ -182,8 +195,8 @@ class CaptureState implements ResponseCapture {
   #passThrough(eventStream: boolean): void {
     this.restore();
     this.hooks.onPassThrough(eventStream);
-    const { res, chunks } = this;
-    for (const held of chunks) res.write(held);
+    const { res, chunks, below } = this;
+    for (const held of chunks) below.write.call(res, held);
     chunks.length = 0;
     this.text = undefined;
     this.#held = 0;
@@ -232,10 +245,15 @@ class CaptureState implements ResponseCapture {
   }
 
   send(): void {
-    const { callbacks } = this;
+    const { callbacks, below, res } = this;
     // A callback on `end` costs a 'finish' listener; most handlers pass none.
-    if (callbacks.length === 0) this.res.end(this.sendable);
-    else this.res.end(this.sendable, () => this.flushCallbacks());
+    if (callbacks.length === 0) below.end.call(res, this.sendable);
+    else below.end.call(res, this.sendable, () => this.flushCallbacks());
+  }
+
+  answer(answer: HttpAnswer): void {
+    this.restore();
+    writeAnswer(this.res, answer, true, this.below.end);
   }
 
   #add(chunk: Chunk | null | undefined, encoding: unknown): void {
@@ -272,6 +290,8 @@ export interface ResponseCapture {
   flushCallbacks(): void;
   /** Ends the real response with the captured body (after `restore`), then calls the handler's callbacks. */
   send(): void;
+  /** Sends an answer of the layer in place of the handler's response (restores first; drops the handler's headers). */
+  answer(answer: HttpAnswer): void;
 }
 
 function applyHeaders(res: ServerResponse, headers: unknown): void {
@@ -320,9 +340,14 @@ export function groupHeaders(headers: HeaderPairs): Map<string, string[]> {
  * Sends an answer of the layer. `replaceHeaders` drops headers the handler had set (when the layer answers
  * in its place); headers set by middleware before it (CORS, request ids) stay otherwise.
  */
-export function writeAnswer(res: ServerResponse, answer: HttpAnswer, replaceHeaders = false): void {
+export function writeAnswer(
+  res: ServerResponse,
+  answer: HttpAnswer,
+  replaceHeaders = false,
+  end: AnyMethod = res.end as AnyMethod,
+): void {
   if (res.headersSent || res.destroyed) {
-    if (!res.writableEnded) res.end();
+    if (!res.writableEnded) end.call(res);
     return;
   }
   if (replaceHeaders) for (const name of res.getHeaderNames()) res.removeHeader(name);
@@ -330,5 +355,5 @@ export function writeAnswer(res: ServerResponse, answer: HttpAnswer, replaceHead
   for (const [name, values] of groupHeaders(answer.headers))
     res.setHeader(name, values.length === 1 ? values[0]! : values);
   res.setHeader('content-length', answer.body.byteLength);
-  res.end(answer.body);
+  end.call(res, answer.body);
 }

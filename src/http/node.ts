@@ -146,7 +146,7 @@ function deliver(res: ServerResponse, capture: ReturnType<typeof captureResponse
   if (finish.kind === 'deferred') return;
   capture.restore();
   if (finish.kind === 'error') failed(res, finish.error);
-  else if (!finish.original) writeAnswer(res, finish.answer, true);
+  else if (!finish.original) capture.answer(finish.answer);
   else capture.send();
 }
 

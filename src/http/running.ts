@@ -4,6 +4,7 @@ import type { ReleaseReason } from '../core/events.js';
 import type { Outcome } from '../core/record.js';
 import type { HeaderPairs } from '../core/store.js';
 import { acceptedAnswer, answerForError, replayAnswer } from './answers.js';
+import { withoutContentCoding } from './content-coding.js';
 import { type DeferredWork, deferredOutcome, HandlerContext, type IdempotencyContext } from './context.js';
 import type { LocalOutcomeCache } from './local-cache.js';
 import type { Notices } from './notices.js';
@@ -29,6 +30,8 @@ export interface RunningTarget {
 }
 
 const DEFERRED: Finish = { kind: 'deferred' };
+// How far past maxBodyBytes a compressed body may decode before it is kept encoded (a bound on memory, not a rule).
+const DECODED_LIMIT_FACTOR = 64;
 
 /** A response as it is to be stored, with its own retention when the handler asked for one. */
 interface Kept {
@@ -143,10 +146,18 @@ export class Running<Sent> {
     const handler = this.#handler;
     const { route } = this.#target;
     if (handler.skipped || !route.keep(response.status)) return undefined;
+    const headers = storableHeaders(handlerHeaders(response.headers, this.#before), route.keepHeaders);
+    // Compressed for this request's Accept-Encoding (by middleware, or by the handler): stored as produced, so a
+    // replay suits any Accept-Encoding. Bounded: a body that would decode past this stays as it was encoded.
+    const identity = withoutContentCoding(
+      headers,
+      response.body,
+      DECODED_LIMIT_FACTOR * this.#target.maxBodyBytes,
+    );
     const outcome: Outcome = {
       status: response.status,
-      headers: storableHeaders(handlerHeaders(response.headers, this.#before), route.keepHeaders),
-      body: response.body,
+      headers: identity?.headers ?? headers,
+      body: identity?.body ?? response.body,
     };
     const retentionMs = handler.retentionMs;
     return { outcome, options: retentionMs === undefined ? undefined : { retentionMs } };

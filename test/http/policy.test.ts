@@ -1,5 +1,7 @@
 import { readFileSync } from 'node:fs';
+import { brotliCompressSync, deflateRawSync, deflateSync, gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
+import { withoutContentCoding } from '../../src/http/content-coding.js';
 import { headerLines, parseKeyHeader } from '../../src/http/key-header.js';
 import { LocalOutcomeCache } from '../../src/http/local-cache.js';
 import { Notices } from '../../src/http/notices.js';
@@ -293,5 +295,39 @@ describe('store failure notices', () => {
     );
     expect(said[0]).toContain('run `oncely migrate`');
     new Notices('express', undefined).storeFailed(missing);
+  });
+});
+
+describe('content codings', () => {
+  const json = Buffer.from(JSON.stringify({ rows: Array.from({ length: 50 }, (_, index) => index) }));
+  const headers = (coding: string): [string, string][] => [
+    ['content-type', 'application/json'],
+    ['content-encoding', coding],
+    ['vary', 'Accept-Encoding'],
+  ];
+
+  it('are undone, last applied first, and Content-Encoding dropped', () => {
+    for (const [coding, body] of [
+      ['gzip', gzipSync(json)],
+      ['br', brotliCompressSync(json)],
+      ['deflate', deflateSync(json)],
+      ['deflate', deflateRawSync(json)],
+      ['gzip, br', brotliCompressSync(gzipSync(json))],
+      ['identity', json],
+    ] as const) {
+      const decoded = withoutContentCoding(headers(coding), body, 1_000_000);
+      expect(Buffer.from(decoded!.body).equals(json), coding).toBe(true);
+      expect(decoded!.headers).toEqual([
+        ['content-type', 'application/json'],
+        ['vary', 'Accept-Encoding'],
+      ]);
+    }
+  });
+
+  it('leave alone what they cannot undo: no coding, an unknown one, a broken body, a body too large', () => {
+    expect(withoutContentCoding([['content-type', 'text/plain']], json, 1_000_000)).toBeUndefined();
+    expect(withoutContentCoding(headers('aes128gcm'), json, 1_000_000)).toBeUndefined();
+    expect(withoutContentCoding(headers('gzip'), json, 1_000_000)).toBeUndefined();
+    expect(withoutContentCoding(headers('gzip'), gzipSync(json), 10)).toBeUndefined();
   });
 });
