@@ -128,7 +128,7 @@ async function handle(
   // Express turns a handler's error into a 500 response, so every ending arrives here as a response.
   const sent = captureResponse(res, {
     onEnd: (response) => {
-      running.respond(response).then((finish) => deliver(res, sent, finish), next);
+      running.respond(response).then((finish) => deliver(sent, finish), next);
     },
     // An error page after a partial write: Express would close the connection (the headers were out); so do we.
     onBroken: () => void running.fail(BROKEN).then(() => closeBroken(res, sent)),
@@ -152,11 +152,7 @@ function closeBroken(res: ServerResponse, capture: ReturnType<typeof captureResp
 }
 
 /** Sends what the flow decided once the outcome is settled in the store. */
-function deliver(
-  res: ExpressResponseFields,
-  capture: ReturnType<typeof captureResponse>,
-  finish: Finish,
-): void {
+function deliver(capture: ReturnType<typeof captureResponse>, finish: Finish): void {
   if (finish.kind === 'deferred') return;
   if (finish.kind === 'error')
     capture.answer(problemAnswer('handler-failed', 'the request failed; nothing was stored'));
