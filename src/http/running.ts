@@ -54,6 +54,8 @@ export class Running<Sent> {
   readonly #fingerprint: string;
   #open = true;
   #streaming = false;
+  readonly #startedAt = Date.now();
+  readonly #observe: ((ms: number) => void) | undefined;
   #before: HeaderSnapshot | undefined;
 
   constructor(
@@ -63,8 +65,10 @@ export class Running<Sent> {
     id: string,
     fingerprint: string,
     accept: (answer: HttpAnswer) => Sent,
+    observe?: (ms: number) => void,
   ) {
     this.#target = target;
+    this.#observe = observe;
     this.#claim = claim;
     this.#id = id;
     this.#fingerprint = fingerprint;
@@ -84,6 +88,7 @@ export class Running<Sent> {
   respond(response: Outcome): Promise<Finish> {
     if (!this.#open) return Promise.resolve(DEFERRED);
     this.#open = false;
+    this.#observe?.(Date.now() - this.#startedAt);
     const original: Finish = { kind: 'send', answer: response, original: true };
     const kept = this.#kept(response);
     if (kept === undefined) return this.#release('notKept').then(() => original);
@@ -138,6 +143,7 @@ export class Running<Sent> {
   fail(error: unknown): Promise<Finish> {
     if (!this.#open) return Promise.resolve(DEFERRED);
     this.#open = false;
+    this.#observe?.(Date.now() - this.#startedAt);
     return this.#release('error').then(() => ({ kind: 'error', error }));
   }
 

@@ -12,6 +12,7 @@ import {
   storableHeaders,
 } from '../../src/http/outcome-policy.js';
 import { ERRORS_DOC_URL, PROBLEMS, problemAnswer, retryAfterSeconds } from '../../src/http/problem.js';
+import { RunTimes } from '../../src/http/run-times.js';
 import { defaultScope, defaultScopeWith, type RequestView, sessionCookies } from '../../src/http/scope.js';
 import { type InvalidKeyError, isInvalidKeyError, StoreUnavailableError } from '../../src/index.js';
 
@@ -329,5 +330,22 @@ describe('content codings', () => {
     expect(withoutContentCoding(headers('aes128gcm'), json, 1_000_000)).toBeUndefined();
     expect(withoutContentCoding(headers('gzip'), json, 1_000_000)).toBeUndefined();
     expect(withoutContentCoding(headers('gzip'), gzipSync(json), 10)).toBeUndefined();
+  });
+});
+
+describe('run times (Retry-After of a 409)', () => {
+  it("follow the route's moving average, at least 1 s, at most the lease left; 1 s before any run", () => {
+    const runs = new RunTimes();
+    expect(runs.retryAfterMs('POST /a', 30_000)).toBe(1_000);
+    runs.observe('POST /a', 300);
+    expect(runs.retryAfterMs('POST /a', 30_000)).toBe(1_000);
+    runs.observe('POST /b', 2_500);
+    expect(retryAfterSeconds(runs.retryAfterMs('POST /b', 30_000))).toBe(3);
+    // The holder's lease ends sooner: after that another attempt may take over.
+    expect(retryAfterSeconds(runs.retryAfterMs('POST /b', 1_200))).toBe(2);
+    expect(runs.retryAfterMs('POST /b', 10)).toBe(1_000);
+    // A moving average: one slow run moves it, it does not replace it.
+    runs.observe('POST /b', 12_500);
+    expect(runs.retryAfterMs('POST /b', 60_000)).toBe(5_500);
   });
 });

@@ -166,6 +166,27 @@ export const cases: Case[] = [
     },
   },
   {
+    name: "a 409's Retry-After follows the route's observed run time, not the lease (30 s)",
+    async run({ send, key, gates }) {
+      // Before any run finished: 1 s (poll soon), never the whole lease.
+      const k1 = key('first');
+      const first = send('/slow', { key: k1 });
+      await until(() => gates.arrived.has(k1));
+      expect((await send('/slow', { key: k1 })).headers['retry-after']).toBe('1');
+      gates.open(k1);
+      expect((await first).status).toBe(201);
+      // After a run of a few ms: still 1 s (the header is whole seconds).
+      const k2 = key('second');
+      const second = send('/slow', { key: k2 });
+      await until(() => gates.arrived.has(k2));
+      const conflict = await send('/slow', { key: k2 });
+      expectProblem(conflict, 'request-in-progress', 409);
+      expect(conflict.headers['retry-after']).toBe('1');
+      gates.open(k2);
+      expect((await second).status).toBe(201);
+    },
+  },
+  {
     name: 'with waitMs, a duplicate in flight waits and gets the first answer',
     options: { waitMs: 5_000 },
     async run({ send, key, gates, counters }) {
