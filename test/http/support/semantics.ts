@@ -579,6 +579,44 @@ export const cases: Case[] = [
     },
   },
   {
+    name: 'failOpen opens only for an unreachable store: a duplicate in flight gets 409, another body 422, a corrupt record 500',
+    options: { failOpen: true },
+    async run({ send, key, gates, counters, store }) {
+      const k = key();
+      const first = send('/slow', { key: k });
+      await until(() => gates.arrived.has(k));
+      // Raced: a duplicate let through would wait at the same gate as the first.
+      const duplicate = await Promise.race([
+        send('/slow', { key: k }),
+        new Promise<undefined>((resolve) => setTimeout(resolve, 2_000)),
+      ]);
+      expect(duplicate, 'the duplicate ran the handler').toBeDefined();
+      expectProblem(duplicate!, 'request-in-progress', 409);
+      gates.open(k);
+      const original = await first;
+      expect(original.status).toBe(201);
+      expectProblem(await send('/slow', { key: k, body: '{"amount":999}' }), 'key-reused', 422);
+      expectReplayOf(await send('/slow', { key: k }), original);
+      expect(counters.get('slow', k)).toBe(1);
+      // A record the engine cannot read makes begin fail with CorruptRecordError: that is no outage either.
+      const corrupt = key('corrupt');
+      const id = defaultId('POST', '/payments', corrupt);
+      const fingerprint = await fingerprintOf('/payments');
+      const claimed = await store.begin({ key: id, fingerprint, leaseMs: 60_000, retentionMs: 60_000 });
+      if (claimed.kind !== 'acquired') throw new Error(`expected to claim the key, got ${claimed.kind}`);
+      const garbage = {
+        status: 201,
+        headers: [],
+        body: Buffer.from('not brotli'),
+        encoding: 'br',
+        storage: 'inline',
+      } as const;
+      await store.complete({ key: id, token: claimed.token, outcome: garbage, retentionMs: 60_000 });
+      expectProblem(await send('/payments', { key: corrupt }), 'record-corrupt', 500);
+      expect(counters.get('payments', corrupt)).toBe(0);
+    },
+  },
+  {
     name: 'failOpen runs the handler unprotected when the store is unreachable',
     async run(_fixture, harness) {
       await withApp(harness, unreachableStore, { failOpen: true }, async ({ send, key }) => {
@@ -663,6 +701,23 @@ function identityCarrierCases(): Case[] {
       expect(counters.get('payments', k)).toBe(2);
     },
   }));
+}
+
+/** The fingerprint every adapter computes for the suite's default POST body on `path`. */
+async function fingerprintOf(path: string): Promise<string> {
+  const { requestFingerprint } = await import('../../../src/http/request-fingerprint.js');
+  return requestFingerprint(
+    {
+      request: undefined,
+      method: 'POST',
+      route: path,
+      target: path,
+      header: (name) => (name === 'content-type' ? 'application/json' : undefined),
+      bodyBytes: Buffer.from('{"amount":100,"currency":"EUR"}'),
+      parsedBody: undefined,
+    },
+    'bytes',
+  );
 }
 
 /** Plays a process that claimed the key with a 100 ms lease and died; returns the answer to a retry meanwhile. */
