@@ -26,6 +26,7 @@ export function expressHarness(name: string, express: ExpressModule): AdapterHar
   return {
     name,
     rawBytes: false,
+    partialWrites: true,
     async build({ options, counters, gates }) {
       const app = express();
       // Per-request headers of middleware before the layer: a request id and CORS, as cors() sets them.
@@ -63,6 +64,16 @@ export function expressHarness(name: string, express: ExpressModule): AdapterHar
           res.write(Buffer.from('part2-'));
           res.end(String(n));
         }, 5);
+      });
+      route('/partial', (req, res) => {
+        const [chunks, mode] = String(req.headers['x-partial'] ?? '0:end').split(':');
+        counters.bump('partial', keyOf(res));
+        res.status(201).setHeader('content-type', 'text/plain');
+        for (let index = 0; index < Number(chunks); index++) res.write(`part${index}-`);
+        if (mode === 'throw') throw new Error('thrown after a partial write');
+        if (mode === 'header') res.setHeader('x-late', 'yes');
+        if (mode === 'status') res.status(500);
+        res.end('done');
       });
       route('/empty', (_req, res) => {
         counters.bump('empty', keyOf(res));
@@ -118,6 +129,7 @@ export function expressHarness(name: string, express: ExpressModule): AdapterHar
       });
       const { port } = server.address() as AddressInfo;
       return {
+        port,
         request: socketClient(`http://127.0.0.1:${port}`),
         close: () =>
           new Promise<void>((resolve) => {

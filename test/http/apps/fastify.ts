@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { AddressInfo } from 'node:net';
 import { Readable } from 'node:stream';
 import Fastify, { type FastifyRequest } from 'fastify';
 import { idempotency } from '../../../src/http/fastify.js';
@@ -96,9 +97,11 @@ export const fastifyHarness: AdapterHarness = {
     });
     app.get('/operations/:id', app.idempotencyStatus);
     app.get('/payments', async () => ({ n: counters.bump('get-payments', undefined) }));
-    await app.ready();
+    // Requests go through inject(); the socket is for tests that need real header lines.
+    await app.listen({ port: 0, host: '127.0.0.1' });
 
     return {
+      port: (app.server.address() as AddressInfo).port,
       async request({ method = 'POST', path, headers = {}, body }) {
         const response = await app.inject({
           method: method as 'POST',

@@ -112,6 +112,7 @@ function honoOn(overNodeServer: boolean): AdapterHarness {
         await new Promise((resolve) => server.once('listening', resolve));
         const { port } = server.address() as AddressInfo;
         return {
+          port,
           request: socketClient(`http://127.0.0.1:${port}`),
           close: () =>
             new Promise<void>((resolve) => {

@@ -14,6 +14,7 @@ function json(res: ServerResponse, status: number, value: unknown): void {
 export const nodeHarness: AdapterHarness = {
   name: 'node',
   rawBytes: true,
+  partialWrites: true,
   async build({ options, counters, gates }) {
     const idem = idempotency(options as never);
     const listener = idem(async (req, res, { body, idempotency: context }) => {
@@ -25,6 +26,17 @@ export const nodeHarness: AdapterHarness = {
         return json(res, 200, { n: counters.bump('get-payments', undefined) });
       const status = /^\/status\/(\d+)$/.exec(path);
       if (status) return json(res, Number(status[1]), { n: counters.bump('status', key) });
+      if (path === '/partial') {
+        const [chunks, mode] = String(req.headers['x-partial'] ?? '0:end').split(':');
+        counters.bump('partial', key);
+        res.statusCode = 201;
+        res.setHeader('content-type', 'text/plain');
+        for (let index = 0; index < Number(chunks); index++) res.write(`part${index}-`);
+        if (mode === 'throw') throw new Error('thrown after a partial write');
+        if (mode === 'header') res.setHeader('x-late', 'yes');
+        if (mode === 'status') res.statusCode = 500;
+        return res.end('done');
+      }
       switch (path) {
         case '/payments': {
           const n = counters.bump('payments', key);
@@ -98,6 +110,7 @@ export const nodeHarness: AdapterHarness = {
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const { port } = server.address() as AddressInfo;
     return {
+      port,
       request: socketClient(`http://127.0.0.1:${port}`),
       close: () =>
         new Promise<void>((resolve) => {
