@@ -1,5 +1,4 @@
 import type { OutgoingHttpHeaders } from 'node:http';
-import { Readable } from 'node:stream';
 import type {
   FastifyInstance,
   FastifyPluginCallback,
@@ -27,6 +26,7 @@ import {
 } from './options.js';
 import type { HttpAnswer } from './problem.js';
 import type { RequestView } from './scope.js';
+import { isEventStream, payloadBytes } from './stream-payload.js';
 
 export type { IdempotencyContext } from './context.js';
 
@@ -207,64 +207,6 @@ function send(reply: FastifyReply, answer: HttpAnswer): FastifyReply {
 function setHeaders(reply: FastifyReply, answer: HttpAnswer): void {
   for (const [name, values] of groupHeaders(answer.headers))
     reply.header(name, values.length === 1 ? values[0] : values);
-}
-
-/** A payload that goes out as it comes: the part read so far, then the rest of the source. */
-interface Passing {
-  readonly stream: Readable;
-  readonly eventStream: boolean;
-}
-
-/**
- * The payload's bytes, or, for a stream that grows past `limit` (or any event stream), a stream that sends the
- * part read so far and then the rest as it comes (pulled on demand, so the client's pace holds the source back).
- */
-async function payloadBytes(
-  payload: unknown,
-  limit: number,
-  eventStream: boolean,
-): Promise<Buffer | Passing> {
-  if (payload === null || payload === undefined) return Buffer.alloc(0);
-  if (typeof payload === 'string') return Buffer.from(payload, 'utf8');
-  if (Buffer.isBuffer(payload)) return payload;
-  if (payload instanceof Uint8Array)
-    return Buffer.from(payload.buffer, payload.byteOffset, payload.byteLength);
-  if (typeof (payload as Readable).pipe === 'function') {
-    const source = (payload as Readable)[Symbol.asyncIterator]();
-    const chunks: Buffer[] = [];
-    let held = 0;
-    // Read while under the cap, and one chunk past it: a body that ends there was in memory anyway (one big
-    // chunk) and is stored like a Buffer; one that keeps coming streams.
-    let past = false;
-    while (!eventStream) {
-      const next = await source.next();
-      if (next.done) return Buffer.concat(chunks);
-      const chunk: Buffer = typeof next.value === 'string' ? Buffer.from(next.value) : next.value;
-      chunks.push(chunk);
-      held += chunk.byteLength;
-      if (past) break;
-      past = held > limit;
-    }
-    async function* rest() {
-      try {
-        yield* chunks;
-        for (;;) {
-          const next = await source.next();
-          if (next.done) return;
-          yield next.value;
-        }
-      } finally {
-        // Cut short (the client went away): the source stops too.
-        await source.return?.();
-      }
-    }
-    return { stream: Readable.from(rest(), { objectMode: false }), eventStream };
-  }
-  return Buffer.from(String(payload), 'utf8');
-}
-
-function isEventStream(type: unknown): boolean {
-  return typeof type === 'string' && type.trimStart().toLowerCase().startsWith('text/event-stream');
 }
 
 function hooks<T>(value: T | T[] | undefined): T[] {

@@ -19,8 +19,9 @@ export interface CaptureHooks {
   onBroken(): void;
   /**
    * Most body bytes held back from `write()`s (give or take the chunk that crosses it: a body that ends right after
-   * it is held whole). Past them (and from the start for `text/event-stream`), the response goes out as it is written, with `write()` returning what the real response returns (backpressure), and is not
-   * captured any further: `onPassThrough` says so, and `onEnd` is never called.
+   * it is held whole). Past them, and from the start for `text/event-stream`, the response goes out as it is
+   * written, `write()` returning what the real response returns (backpressure), and is not captured any further:
+   * `onPassThrough` says so, and `onEnd` is never called.
    */
   readonly maxHeldBytes: number;
   onPassThrough(eventStream: boolean): void;
