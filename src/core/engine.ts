@@ -11,7 +11,7 @@ import { StoreGuard } from './guarded-store.js';
 import { LeaseKeeper } from './lease-keeper.js';
 import { LeasedClaim, releaseFenced } from './leased-claim.js';
 import { type OpenedOutcome, type Outcome, openInline, openOutcome } from './record.js';
-import type { BeginResult, Store, TransactionBeginResult } from './store.js';
+import type { BeginResult, KeyRecord, Store, TransactionBeginResult } from './store.js';
 import { TransactionClaim } from './transaction-claim.js';
 
 export type { EngineOptions } from './engine-options.js';
@@ -101,6 +101,15 @@ export class Engine {
       this.#conflict(request.key, begun);
       return begun;
     });
+  }
+
+  /**
+   * The key's record as the store has it, read through the same timeout and circuit breaker as every other store
+   * call: rejects with `StoreUnavailableError` when the store fails, is slower than `storeTimeoutMs`, or the
+   * circuit is open. For status routes and tools; requests go through `begin`.
+   */
+  inspect(key: string): Promise<KeyRecord | undefined> {
+    return this.#parts.guard.call('get', (store) => store.get(key));
   }
 
   /** `begin`, then `run` while the claim holds, then `complete` or `release` as `settle` says. */

@@ -78,7 +78,7 @@ export function answerForError(error: unknown, context: AnswerContext = {}): Htt
   if (isFingerprintMismatchError(error)) {
     return problemAnswer(
       'key-reused',
-      'this key was first used with another request (method, path or body); use a new key for a new request',
+      'this key was first used with another request (method, path, media type or body); use a new key for a new request',
     );
   }
   if (isStoreUnavailableError(error)) {

@@ -4,7 +4,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { IdempotencyContext } from './context.js';
 import { type Finish, HttpIdempotency } from './flow.js';
-import { captureResponse, writeAnswer } from './node-response.js';
+import { captureResponse, headerPairs, writeAnswer } from './node-response.js';
 import { nodeView, readBody } from './node-view.js';
 import { operationStatus } from './operation-status.js';
 import { checkOptionNames, createShared, type HttpIdempotencyOptions, resolveRoute } from './options.js';
@@ -74,8 +74,8 @@ const OWN_BODY_LIMIT_BYTES = 1024 * 1024;
  */
 export function idempotency(options: HttpIdempotencyOptions<ExpressRequest>): ExpressIdempotency {
   checkOptionNames('express', options);
-  const shared = createShared(options);
-  const route = resolveRoute('express', options, shared.engine);
+  const shared = createShared('express', options);
+  const route = resolveRoute('express', options, shared.engine, shared.scopeNotices);
   const flow = new HttpIdempotency<ExpressRequest>(shared, route);
 
   function idempotencyMiddleware(req: ExpressRequest, res: ExpressResponse, next: ExpressNext): void {
@@ -129,25 +129,41 @@ async function handle(
   const running = start;
   res.locals.idempotency = running.context;
   // Express turns a handler's error into a 500 response, so every ending arrives here as a response.
-  const sent = captureResponse(res, (response) => {
-    running.respond(response).then((finish) => deliver(res, sent, finish), next);
+  const sent = captureResponse(res, {
+    onEnd: (response) => {
+      running.respond(response).then((finish) => deliver(sent, finish), next);
+    },
+    // An error page after a partial write: Express would close the connection (the headers were out); so do we.
+    onBroken: () => void running.fail(BROKEN).then(() => closeBroken(res, sent)),
+    maxHeldBytes: running.holdLimit,
+    onPassThrough: (eventStream) => {
+      running.streaming(eventStream);
+      res.once('close', () => void running.ended());
+    },
   });
   capture = sent;
+  running.handOver(headerPairs(res.getHeaders()));
   next();
 }
 
-/** Sends what the flow decided once the outcome is settled in the store. */
-function deliver(
-  res: ExpressResponseFields,
-  capture: ReturnType<typeof captureResponse>,
-  finish: Finish,
-): void {
-  if (finish.kind === 'deferred') return;
+const BROKEN = new Error('the handler changed the status or headers after writing part of its body');
+
+/** What Express does with a response whose headers went out before an error: close the connection. */
+function closeBroken(res: ServerResponse, capture: ReturnType<typeof captureResponse>): void {
   capture.restore();
+  res.destroy();
+}
+
+/** Sends what the flow decided once the outcome is settled in the store. */
+function deliver(capture: ReturnType<typeof captureResponse>, finish: Finish): void {
+  if (finish.kind === 'deferred') return;
   if (finish.kind === 'error')
-    writeAnswer(res, problemAnswer('handler-failed', 'the request failed; nothing was stored'), true);
-  else if (!finish.original) writeAnswer(res, finish.answer, true);
-  else capture.send();
+    capture.answer(problemAnswer('handler-failed', 'the request failed; nothing was stored'));
+  else if (!finish.original) capture.answer(finish.answer);
+  else {
+    capture.restore();
+    capture.send();
+  }
 }
 
 /** The route template when the middleware is mounted on a route (`app.post('/orders/:id', idem, …)`). */

@@ -1,5 +1,4 @@
 import type { OutgoingHttpHeaders } from 'node:http';
-import type { Readable } from 'node:stream';
 import type {
   FastifyInstance,
   FastifyPluginCallback,
@@ -14,6 +13,7 @@ import { InvalidOptionsError } from '../core/errors.js';
 import { knownOptions } from '../core/validate.js';
 import type { IdempotencyContext } from './context.js';
 import { HttpIdempotency, type Running } from './flow.js';
+import { headerLines } from './key-header.js';
 import { groupHeaders, headerPairs } from './node-response.js';
 import { operationStatus } from './operation-status.js';
 import {
@@ -26,8 +26,12 @@ import {
 } from './options.js';
 import type { HttpAnswer } from './problem.js';
 import type { RequestView } from './scope.js';
+import { isEventStream, payloadBytes } from './stream-payload.js';
 
 export type { IdempotencyContext } from './context.js';
+
+// Named apart: inside the augmentation below, `RouteOptions` would be Fastify's own once another plugin augments it.
+type OncelyRouteOptions = RouteOptions<FastifyRequest>;
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -37,7 +41,7 @@ declare module 'fastify' {
      * and `'yes' & RouteOptions` would be a valid type, so a string or a number passed the check. `& object` makes
      * that intersection `never`, and the wrong value an error.)
      */
-    idempotency?: boolean | (RouteOptions<FastifyRequest> & object);
+    idempotency?: boolean | (OncelyRouteOptions & object);
   }
   interface FastifyRequest {
     /** oncely's context while this request owns its idempotency key; null otherwise. */
@@ -72,8 +76,8 @@ const plugin: FastifyPluginCallback<FastifyIdempotencyOptions> = (fastify, optio
 
 function setUp(fastify: FastifyInstance, options: FastifyIdempotencyOptions): void {
   checkOptionNames('fastify', options);
-  const shared = createShared(options);
-  const base = resolveRoute('fastify', options, shared.engine);
+  const shared = createShared('fastify', options);
+  const base = resolveRoute('fastify', options, shared.engine, shared.scopeNotices);
   fastify.decorateRequest('idempotency', null);
   fastify.decorateRequest(STATE as unknown as string, null);
   fastify.decorate(
@@ -99,7 +103,9 @@ function setUp(fastify: FastifyInstance, options: FastifyIdempotencyOptions): vo
     const route = config === true ? base : resolveRoute('fastify', config, base);
     const flow = new HttpIdempotency<FastifyRequest>(shared, route);
     routeOptions.preHandler = [...hooks(routeOptions.preHandler), preHandlerFor(flow)];
-    routeOptions.onSend = [...hooks(routeOptions.onSend), captureOnSend];
+    // First among the route's onSend hooks, so what is stored is what the handler produced: hooks after it (such as
+    // @fastify/compress, whatever the registration order) transform the first answer and each replay alike.
+    routeOptions.onSend = [captureOnSend, ...hooks(routeOptions.onSend)];
     routeOptions.onResponse = [...hooks(routeOptions.onResponse), releaseUnsent];
   });
 }
@@ -136,6 +142,7 @@ function preHandlerFor(flow: HttpIdempotency<FastifyRequest>): preHandlerHookHan
     }
     (request as WithState)[STATE] = start;
     request.idempotency = start.context;
+    start.handOver(headerPairs(reply.getHeaders() as OutgoingHttpHeaders));
   };
 }
 
@@ -143,7 +150,15 @@ const captureOnSend: onSendHookHandler = async function oncelyOnSend(request, re
   const state = (request as WithState)[STATE];
   if (state === null || typeof state === 'number') return payload;
   (request as WithState)[STATE] = DONE;
-  const body = await payloadBytes(payload);
+  const read = await payloadBytes(payload, state.holdLimit, isEventStream(reply.getHeader('content-type')));
+  if (!Buffer.isBuffer(read)) {
+    // Past the cap in pieces, or an event stream: it goes out as it comes, not stored; the key is released when
+    // the connection is done with it ('close' fires when it finished and when it was cut short).
+    state.streaming(read.eventStream);
+    reply.raw.once('close', () => void state.ended());
+    return read.stream;
+  }
+  const body = read;
   const finish = await state.respond({
     status: reply.statusCode,
     headers: headerPairs(reply.getHeaders() as OutgoingHttpHeaders),
@@ -182,6 +197,7 @@ function viewOf(request: FastifyRequest): RequestView<FastifyRequest> {
       const value = request.headers[name];
       return Array.isArray(value) ? value.join(', ') : value;
     },
+    repeated: (name) => headerLines(request.raw.rawHeaders, name) > 1,
     bodyBytes: Buffer.isBuffer(body) ? body : undefined,
     parsedBody: body,
   };
@@ -196,21 +212,6 @@ function send(reply: FastifyReply, answer: HttpAnswer): FastifyReply {
 function setHeaders(reply: FastifyReply, answer: HttpAnswer): void {
   for (const [name, values] of groupHeaders(answer.headers))
     reply.header(name, values.length === 1 ? values[0] : values);
-}
-
-async function payloadBytes(payload: unknown): Promise<Buffer> {
-  if (payload === null || payload === undefined) return Buffer.alloc(0);
-  if (typeof payload === 'string') return Buffer.from(payload, 'utf8');
-  if (Buffer.isBuffer(payload)) return payload;
-  if (payload instanceof Uint8Array)
-    return Buffer.from(payload.buffer, payload.byteOffset, payload.byteLength);
-  if (typeof (payload as Readable).pipe === 'function') {
-    const chunks: Buffer[] = [];
-    for await (const chunk of payload as Readable)
-      chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : chunk);
-    return Buffer.concat(chunks);
-  }
-  return Buffer.from(String(payload), 'utf8');
 }
 
 function hooks<T>(value: T | T[] | undefined): T[] {

@@ -7,8 +7,9 @@ import type { LocalOutcomeCache } from './local-cache.js';
 import type { ResolvedRoute, Shared } from './options.js';
 import { type HttpAnswer, problemAnswer } from './problem.js';
 import { requestFingerprint } from './request-fingerprint.js';
+import { RunTimes } from './run-times.js';
 import { Running, type RunningTarget } from './running.js';
-import type { RequestView } from './scope.js';
+import { pathOf, type RequestView } from './scope.js';
 
 export type { Finish } from './running.js';
 export { Running } from './running.js';
@@ -24,7 +25,14 @@ export type Start<Sent> =
 
 type Decided =
   | Start<never>
-  | { readonly kind: 'begin'; readonly id: string; readonly key: string; readonly fingerprint: string };
+  | {
+      readonly kind: 'begin';
+      readonly id: string;
+      readonly key: string;
+      readonly fingerprint: string;
+      /** Method and route (template or path): what run times are estimated per. */
+      readonly runs: string;
+    };
 
 const PASS = { kind: 'pass' } as const;
 
@@ -37,6 +45,7 @@ export class HttpIdempotency<Req> {
   readonly engine: Engine;
   readonly cache: LocalOutcomeCache | undefined;
   readonly #target: RunningTarget;
+  readonly #runTimes = new RunTimes();
 
   constructor(
     shared: Shared,
@@ -48,6 +57,7 @@ export class HttpIdempotency<Req> {
       route: route as ResolvedRoute<unknown>,
       cache: shared.cache,
       maxBodyBytes: shared.maxBodyBytes,
+      notices: shared.notices,
     };
   }
 
@@ -72,7 +82,7 @@ export class HttpIdempotency<Req> {
       return Promise.reject(error);
     }
     if (decided.kind !== 'begin') return Promise.resolve(decided);
-    const { id, key, fingerprint } = decided;
+    const { id, key, fingerprint, runs } = decided;
     const { route } = this;
     return this.engine
       .begin({
@@ -83,7 +93,7 @@ export class HttpIdempotency<Req> {
         retentionMs: route.retentionMs,
       })
       .then(
-        (begun) => this.#begun(begun, id, key, fingerprint, accept),
+        (begun) => this.#begun(begun, id, key, fingerprint, runs, accept),
         (error: unknown) => this.#unavailable(error, id),
       );
   }
@@ -92,9 +102,19 @@ export class HttpIdempotency<Req> {
   #decide(view: RequestView<Req>, bodyUnparseable: (() => boolean) | undefined): Decided {
     const { route } = this;
     if (!route.methods.has(view.method)) return PASS;
+    const raw = view.header(route.header);
+    // Repeated lines arrive joined by ", ": only a value with a comma can be two, so the common case asks nothing.
+    if (raw?.includes(',') && view.repeated?.(route.header)) {
+      return {
+        kind: 'answer',
+        answer: problemAnswer('key-malformed', `send one ${route.header} header line, not several`, {
+          members: { reason: 'multiple' },
+        }),
+      };
+    }
     let key: string | undefined;
     try {
-      key = parseKeyHeader(view.header(route.header));
+      key = parseKeyHeader(raw);
     } catch (error) {
       return { kind: 'answer', answer: answerForError(error)! };
     }
@@ -118,7 +138,13 @@ export class HttpIdempotency<Req> {
       if (cached.kind === 'hit') return { kind: 'answer', answer: cached.answer };
       return { kind: 'answer', answer: answerForError(new FingerprintMismatchError())! };
     }
-    return { kind: 'begin', id, key, fingerprint };
+    return {
+      kind: 'begin',
+      id,
+      key,
+      fingerprint,
+      runs: `${view.method} ${view.route ?? pathOf(view.target)}`,
+    };
   }
 
   #begun<Sent>(
@@ -126,18 +152,25 @@ export class HttpIdempotency<Req> {
     id: string,
     key: string,
     fingerprint: string,
+    runs: string,
     accept: (answer: HttpAnswer) => Sent,
   ): Start<Sent> {
     switch (begun.kind) {
-      case 'acquired':
-        return new Running(this.#target, begun.claim, key, id, fingerprint, accept);
+      case 'acquired': {
+        const runTimes = this.#runTimes;
+        const observe = (ms: number) => runTimes.observe(runs, ms);
+        return new Running(this.#target, begun.claim, key, id, fingerprint, accept, observe);
+      }
       case 'replay': {
         const answer = replayAnswer(begun.outcome);
         this.cache?.remember(id, fingerprint, answer, begun.completedAt + this.route.retentionMs);
         return { kind: 'answer', answer };
       }
-      case 'inProgress':
-        return this.#answer(new InProgressError(begun.retryAfterMs, begun.attempt), id);
+      case 'inProgress': {
+        // The store says how long the holder's lease has left; the route's run times say when it likely answers.
+        const retryAfterMs = this.#runTimes.retryAfterMs(runs, begun.retryAfterMs);
+        return this.#answer(new InProgressError(retryAfterMs, begun.attempt), id);
+      }
       case 'mismatch':
         return this.#answer(new FingerprintMismatchError(), id);
     }

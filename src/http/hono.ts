@@ -3,11 +3,13 @@ import { routePath } from 'hono/route';
 import { wholeNumber } from '../core/validate.js';
 import type { IdempotencyContext } from './context.js';
 import { HttpIdempotency } from './flow.js';
+import { headerLines } from './key-header.js';
 import { parseJsonBody } from './node-view.js';
 import { operationStatus } from './operation-status.js';
 import { checkOptionNames, createShared, type HttpIdempotencyOptions, resolveRoute } from './options.js';
 import { type HttpAnswer, problemAnswer } from './problem.js';
 import type { RequestView } from './scope.js';
+import { pairsOf, readCapped } from './web-body.js';
 
 export type { IdempotencyContext } from './context.js';
 
@@ -26,6 +28,11 @@ export interface HonoIdempotencyOptions extends HttpIdempotencyOptions<Context> 
 export interface HonoIdempotency extends MiddlewareHandler {
   /** The status route of long-running requests: `app.get('/operations/:id', idem.status)`. */
   readonly status: (c: Context) => Promise<Response>;
+}
+
+/** What @hono/node-server passes as `c.env`. */
+interface NodeBindings {
+  readonly incoming?: { readonly rawHeaders?: readonly string[] };
 }
 
 // Statuses whose responses cannot carry a body (Fetch spec "null body status").
@@ -51,8 +58,8 @@ export function idempotency(options: HonoIdempotencyOptions): HonoIdempotency {
   checkOptionNames('hono', options, ['maxRequestBytes']);
   const { maxRequestBytes: limit, ...rest } = options;
   const maxRequestBytes = wholeNumber('maxRequestBytes', limit, 1024 * 1024, { min: 0 });
-  const shared = createShared(rest);
-  const route = resolveRoute('hono', rest, shared.engine);
+  const shared = createShared('hono', rest);
+  const route = resolveRoute('hono', rest, shared.engine, shared.scopeNotices);
   const flow = new HttpIdempotency<Context>(shared, route);
 
   const middleware: MiddlewareHandler = async function idempotencyMiddleware(c, next) {
@@ -79,8 +86,10 @@ export function idempotency(options: HonoIdempotencyOptions): HonoIdempotency {
       },
     );
     if (start.kind === 'pass') return next();
-    if (start.kind === 'answer') return toResponse(start.answer);
+    if (start.kind === 'answer') return answerThrough(c, start.answer);
     c.set('idempotency', start.context);
+    // The headers middleware set so far (c.header, c.res.headers), read without touching the context.
+    start.handOver(pairsOf(c.newResponse(null).headers));
     try {
       await next();
     } catch (error) {
@@ -91,13 +100,24 @@ export function idempotency(options: HonoIdempotencyOptions): HonoIdempotency {
     if (deferred) return;
     const response = c.res;
     const held = heldBody(response);
-    const bytes = held ?? new Uint8Array(await response.arrayBuffer());
-    const headers: [string, string][] = [];
-    response.headers.forEach((value, name) => {
-      if (name !== 'set-cookie') headers.push([name, value]);
+    let bytes = held;
+    if (bytes === undefined) {
+      const read = await readCapped(response, start.holdLimit, () => void start.ended());
+      if (!(read instanceof Uint8Array)) {
+        // Past the cap, or an event stream: it goes out as it comes, not stored; the key is released when the
+        // body is done (read to its end, or cancelled because the client went away).
+        start.streaming(read.eventStream);
+        c.res = undefined;
+        c.res = new Response(read.stream, response);
+        return;
+      }
+      bytes = read;
+    }
+    const finish = await start.respond({
+      status: response.status,
+      headers: pairsOf(response.headers),
+      body: bytes,
     });
-    for (const cookie of response.headers.getSetCookie()) headers.push(['set-cookie', cookie]);
-    const finish = await start.respond({ status: response.status, headers, body: bytes });
     if (finish.kind === 'send' && !finish.original) {
       // Reset first: assigning over an existing response would merge its headers into the problem answer.
       c.res = undefined;
@@ -123,6 +143,8 @@ function viewOf(c: Context, body: Uint8Array): RequestView<Context> {
     route: template === '' || template.includes('*') ? undefined : template,
     target: pathStart === -1 ? '/' : url.slice(pathStart),
     header: (name) => c.req.header(name),
+    // A Web Request joins repeated lines; on @hono/node-server the Node request still has them apart.
+    repeated: (name) => headerLines((c.env as NodeBindings | undefined)?.incoming?.rawHeaders, name) > 1,
     bodyBytes: body,
     parsedBody: undefined,
   };
@@ -146,6 +168,20 @@ function heldBody(response: Response): Uint8Array | undefined {
     return undefined;
   }
   return undefined;
+}
+
+/**
+ * An answer of the layer sent the way a handler would send it: its headers over those middleware set on the
+ * context (this request's CORS, request id), so a replay keeps them and the stored ones win where both are set.
+ */
+function answerThrough(c: Context, answer: HttpAnswer): Response {
+  const seen = new Set<string>();
+  for (const [name, value] of answer.headers) {
+    c.header(name, value, { append: seen.has(name) });
+    seen.add(name);
+  }
+  if (NULL_BODY.has(answer.status)) return c.body(null, answer.status as 204);
+  return c.body(answer.body as Uint8Array<ArrayBuffer>, answer.status as 200);
 }
 
 function toResponse(answer: HttpAnswer): Response {

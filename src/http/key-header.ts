@@ -8,7 +8,8 @@ const BACKSLASH = 0x5c;
  * Reads an `Idempotency-Key` header value. Accepts the draft's Structured Field string
  * (draft-ietf-httpapi-idempotency-key-header-07 §2.1, RFC 8941 §3.3.3: `"8e03978e-40d5"`, with `\"` and `\\`
  * escapes) and the common bare form (`8e03978e-40d5`). Either way the key is 1 to 255 printable ASCII
- * characters. Returns undefined when the header is absent; throws `InvalidKeyError` when it is malformed.
+ * characters; an unquoted key holds no comma. Returns undefined when the header is absent; throws
+ * `InvalidKeyError` when it is malformed.
  *
  * @example
  * parseKeyHeader('"a\\"b"') // 'a"b'
@@ -18,8 +19,32 @@ const BACKSLASH = 0x5c;
 export function parseKeyHeader(raw: string | undefined): string | undefined {
   if (raw === undefined) return undefined;
   const value = trimOws(raw);
-  if (value.charCodeAt(0) !== DQUOTE) return validateKey(value);
+  if (value.charCodeAt(0) !== DQUOTE) {
+    // RFC 9110 §5.3: a recipient may combine several lines of a field into one value joined by commas, so an
+    // unquoted comma cannot be told from two keys. The draft's sf-string (quoted) may hold one.
+    if (value.includes(',')) {
+      throw new InvalidKeyError(
+        'bad-characters',
+        'an unquoted idempotency key cannot contain a comma (several Idempotency-Key lines are joined by commas); send one line, and quote a key that holds a comma',
+      );
+    }
+    return validateKey(value);
+  }
   return validateKey(parseSfString(value));
+}
+
+/**
+ * How many lines of header `name` (lower case) a request carried, from Node's `rawHeaders` (name, value, name,
+ * value, …). Frameworks join repeated lines into one value; this is how to tell.
+ */
+export function headerLines(rawHeaders: readonly string[] | undefined, name: string): number {
+  if (rawHeaders === undefined) return 0;
+  let lines = 0;
+  for (let index = 0; index < rawHeaders.length; index += 2) {
+    const field = rawHeaders[index]!;
+    if (field.length === name.length && field.toLowerCase() === name) lines++;
+  }
+  return lines;
 }
 
 /** RFC 8941 §4.2.5: a quoted string, nothing after it (parameters are not part of this header's syntax). */

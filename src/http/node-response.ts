@@ -9,6 +9,27 @@ import type { HttpAnswer } from './problem.js';
 type Callback = (error?: Error | null) => void;
 type Chunk = string | Uint8Array;
 
+/** What the capture tells the adapter. */
+export interface CaptureHooks {
+  /** The handler ended the response: here it is, whole, nothing sent yet. */
+  onEnd(response: Outcome): void;
+  /**
+   * The handler changed the status or headers after its first `write`/`writeHead` (an error page after a partial
+   * body, typically). Without the layer that response could never have been sent: the headers would have gone
+   * with the first write, Node refuses to change them after that, and the frameworks close the connection. Nothing
+   * was sent; the adapter should let the key go and close the connection the same way.
+   */
+  onBroken(): void;
+  /**
+   * Most body bytes held back from `write()`s (give or take the chunk that crosses it: a body that ends right after
+   * it is held whole). Past them, and from the start for `text/event-stream`, the response goes out as it is
+   * written, `write()` returning what the real response returns (backpressure), and is not captured any further:
+   * `onPassThrough` says so, and `onEnd` is never called.
+   */
+  readonly maxHeldBytes: number;
+  onPassThrough(eventStream: boolean): void;
+}
+
 /**
  * Holds back everything a handler writes to a `ServerResponse` (`writeHead`, `write`, `end`, and so `res.json`,
  * `res.send`, piped streams) so the outcome can be stored before the client sees a byte. Headers stay in the
@@ -22,12 +43,16 @@ type Chunk = string | Uint8Array;
  * us already put its own `end` or `write` on the instance (compression middleware does), those are wrapped on
  * the instance, so their work still happens, after the capture.
  */
-export function captureResponse(res: ServerResponse, onEnd: (response: Outcome) => void): ResponseCapture {
-  const state = new CaptureState(res, onEnd);
+export function captureResponse(res: ServerResponse, hooks: CaptureHooks): ResponseCapture {
   const proto = Object.getPrototypeOf(res) as object;
+  let below: Methods;
   if (proto === ServerResponse.prototype || METHODS.some((name) => Object.hasOwn(res, name)))
-    wrapInstance(res);
-  else Object.setPrototypeOf(res, derivedPrototype(proto));
+    below = wrapInstance(res);
+  else {
+    Object.setPrototypeOf(res, derivedPrototype(proto));
+    below = proto as Methods;
+  }
+  const state = new CaptureState(res, hooks, below);
   (res as Capturable)[CAPTURE] = state;
   return state;
 }
@@ -35,6 +60,7 @@ export function captureResponse(res: ServerResponse, onEnd: (response: Outcome) 
 const METHODS = ['writeHead', 'write', 'end', 'flushHeaders'] as const;
 type Method = (typeof METHODS)[number];
 type AnyMethod = (...args: unknown[]) => unknown;
+type Methods = Readonly<Record<Method, AnyMethod>>;
 // The capture of a response rides on the response itself: a WeakMap lookup on each write, and the WeakMap's
 // entries for the GC to process, measured a few microseconds per request.
 const CAPTURE = Symbol('oncely.capture');
@@ -62,7 +88,8 @@ function capturingMethods(next: (res: object, name: Method) => AnyMethod): Recor
       return state ? state.end(args[0], args[1], args[2]) : next(this, 'end').apply(this, args);
     },
     flushHeaders(this: ServerResponse, ...args: unknown[]) {
-      return captureOf(this) ? undefined : next(this, 'flushHeaders').apply(this, args);
+      const state = captureOf(this);
+      return state ? state.flushHeaders() : next(this, 'flushHeaders').apply(this, args);
     },
   };
 }
@@ -84,7 +111,7 @@ function derivedPrototype(proto: object): object {
 }
 
 /** The slow path, for responses whose instance already carries its own methods: wrap those in place. */
-function wrapInstance(res: ServerResponse): void {
+function wrapInstance(res: ServerResponse): Methods {
   const target = res as unknown as Record<Method, AnyMethod>;
   const originals = {
     writeHead: target.writeHead,
@@ -94,6 +121,7 @@ function wrapInstance(res: ServerResponse): void {
   };
   const methods = capturingMethods((_res, name) => originals[name]);
   for (const name of METHODS) target[name] = methods[name];
+  return originals;
 }
 
 /** What one captured response has collected so far; also the `ResponseCapture` handed to the adapter. */
@@ -103,10 +131,20 @@ class CaptureState implements ResponseCapture {
   text: string | undefined;
   readonly callbacks: Callback[] = [];
   #ended = false;
+  #held = 0;
+  /** Status and headers as they were when the handler first wrote (when the real response would have sent them). */
+  #committed: { readonly status: number; readonly headers: string } | undefined;
 
+  /**
+   * @param below The methods the capture wraps. What the capture sends goes through these, not through `res.end`:
+   *   a middleware mounted after the layer (compression in a route's chain) put its own `end` over the capture's,
+   *   has done its work on the way in already, and has ended itself; one mounted before it is below, and does its
+   *   work on the way out.
+   */
   constructor(
     readonly res: ServerResponse,
-    readonly onEnd: (response: Outcome) => void,
+    readonly hooks: CaptureHooks,
+    readonly below: Methods,
   ) {}
 
   writeHead(status: number, reason: unknown, headers: unknown): ServerResponse {
@@ -115,14 +153,57 @@ class CaptureState implements ResponseCapture {
     else headers = reason;
     res.statusCode = status;
     if (headers !== undefined && headers !== null) applyHeaders(res, headers);
+    this.commit();
+    if (isEventStream(res)) {
+      this.#passThrough(true);
+      this.below.writeHead.call(res, status);
+    }
     return res;
   }
 
+  /** `flushHeaders`: a no-op while held, except for an event stream, which goes out from here. */
+  flushHeaders(): undefined {
+    this.commit();
+    if (isEventStream(this.res)) {
+      this.#passThrough(true);
+      this.below.flushHeaders.call(this.res);
+    }
+    return undefined;
+  }
+
+  /** The real response would send its status and headers now: note them, they cannot change after this. */
+  commit(): undefined {
+    this.#committed ??= { status: this.res.statusCode, headers: JSON.stringify(this.res.getHeaders()) };
+    return undefined;
+  }
+
   write(chunk: Chunk, encoding: unknown, callback: unknown): boolean {
+    this.commit();
+    const eventStream = isEventStream(this.res);
+    // The chunk that crosses the cap is still held (it is in memory already, and a body that ends right after it
+    // was handed over whole); another one after it means the body keeps coming.
+    if (eventStream || (this.#held > this.hooks.maxHeldBytes && chunk !== null && chunk !== undefined)) {
+      // Holding more would grow without bound (an export, an endless stream): send what is held and let the rest
+      // go out as it is written, so the real response's backpressure reaches the writer.
+      this.#passThrough(eventStream);
+      return this.below.write.call(this.res, chunk, encoding, callback) as boolean;
+    }
     this.#add(chunk, encoding);
     const done = typeof encoding === 'function' ? encoding : callback;
     if (typeof done === 'function') process.nextTick(done as Callback);
+    // Held in memory (bounded by maxHeldBytes): nothing to wait for.
     return true;
+  }
+
+  /** From now on the response writes for real: the held part first, then whatever the handler writes. */
+  #passThrough(eventStream: boolean): void {
+    this.restore();
+    this.hooks.onPassThrough(eventStream);
+    const { res, chunks, below } = this;
+    for (const held of chunks) below.write.call(res, held);
+    chunks.length = 0;
+    this.text = undefined;
+    this.#held = 0;
   }
 
   end(chunk: unknown, encoding: unknown, callback: unknown): ServerResponse {
@@ -135,8 +216,18 @@ class CaptureState implements ResponseCapture {
     if (typeof callback === 'function') this.callbacks.push(callback as Callback);
     if (!this.#ended) {
       this.#ended = true;
+      const committed = this.#committed;
+      if (committed !== undefined) {
+        // Node throws on a header set after the headers went out, and the frameworks then close the connection.
+        if (committed.headers !== JSON.stringify(res.getHeaders())) {
+          this.hooks.onBroken();
+          return res;
+        }
+        // A status set after them is silently ignored: the client gets the one already sent.
+        res.statusCode = committed.status;
+      }
       const { chunks } = this;
-      this.onEnd({
+      this.hooks.onEnd({
         status: res.statusCode,
         headers: headerPairs(res.getHeaders()),
         body: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks),
@@ -158,23 +249,37 @@ class CaptureState implements ResponseCapture {
   }
 
   send(): void {
-    const { callbacks } = this;
+    const { callbacks, below, res } = this;
     // A callback on `end` costs a 'finish' listener; most handlers pass none.
-    if (callbacks.length === 0) this.res.end(this.sendable);
-    else this.res.end(this.sendable, () => this.flushCallbacks());
+    if (callbacks.length === 0) below.end.call(res, this.sendable);
+    else below.end.call(res, this.sendable, () => this.flushCallbacks());
+  }
+
+  answer(answer: HttpAnswer): void {
+    this.restore();
+    writeAnswer(this.res, answer, true, this.below.end);
   }
 
   #add(chunk: Chunk | null | undefined, encoding: unknown): void {
     if (chunk === null || chunk === undefined || this.#ended) return;
+    let buffer: Buffer;
     if (typeof chunk === 'string') {
       const utf8 = typeof encoding !== 'string' || encoding === 'utf8' || encoding === 'utf-8';
       this.text = this.chunks.length === 0 && utf8 ? chunk : undefined;
-      this.chunks.push(Buffer.from(chunk, utf8 ? 'utf8' : (encoding as BufferEncoding)));
+      buffer = Buffer.from(chunk, utf8 ? 'utf8' : (encoding as BufferEncoding));
     } else {
       this.text = undefined;
-      this.chunks.push(Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength));
+      buffer = Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
     }
+    this.chunks.push(buffer);
+    this.#held += buffer.byteLength;
   }
+}
+
+/** True when the response is declared `text/event-stream` (server-sent events are never held). */
+function isEventStream(res: ServerResponse): boolean {
+  const type = res.getHeader('content-type');
+  return typeof type === 'string' && type.trimStart().toLowerCase().startsWith('text/event-stream');
 }
 
 export interface ResponseCapture {
@@ -189,6 +294,8 @@ export interface ResponseCapture {
   flushCallbacks(): void;
   /** Ends the real response with the captured body (after `restore`), then calls the handler's callbacks. */
   send(): void;
+  /** Sends an answer of the layer in place of the handler's response (restores first; drops the handler's headers). */
+  answer(answer: HttpAnswer): void;
 }
 
 function applyHeaders(res: ServerResponse, headers: unknown): void {
@@ -237,9 +344,14 @@ export function groupHeaders(headers: HeaderPairs): Map<string, string[]> {
  * Sends an answer of the layer. `replaceHeaders` drops headers the handler had set (when the layer answers
  * in its place); headers set by middleware before it (CORS, request ids) stay otherwise.
  */
-export function writeAnswer(res: ServerResponse, answer: HttpAnswer, replaceHeaders = false): void {
+export function writeAnswer(
+  res: ServerResponse,
+  answer: HttpAnswer,
+  replaceHeaders = false,
+  end: AnyMethod = res.end as AnyMethod,
+): void {
   if (res.headersSent || res.destroyed) {
-    if (!res.writableEnded) res.end();
+    if (!res.writableEnded) end.call(res);
     return;
   }
   if (replaceHeaders) for (const name of res.getHeaderNames()) res.removeHeader(name);
@@ -247,5 +359,5 @@ export function writeAnswer(res: ServerResponse, answer: HttpAnswer, replaceHead
   for (const [name, values] of groupHeaders(answer.headers))
     res.setHeader(name, values.length === 1 ? values[0]! : values);
   res.setHeader('content-length', answer.body.byteLength);
-  res.end(answer.body);
+  end.call(res, answer.body);
 }

@@ -2,6 +2,7 @@
 // for users whose tsconfig does not list it (TypeScript 6+ includes no @types by default). See docs/install.md.
 /// <reference types="node" preserve="true" />
 import type { IncomingMessage } from 'node:http';
+import { headerLines } from './key-header.js';
 import type { RequestView } from './scope.js';
 
 /** A `RequestView` over a Node request; `route` when the caller knows the matched route template. */
@@ -21,6 +22,7 @@ export function nodeView<Req extends IncomingMessage>(
       const value = request.headers[name];
       return Array.isArray(value) ? value.join(', ') : value;
     },
+    repeated: (name) => headerLines(request.rawHeaders, name) > 1,
     bodyBytes,
     parsedBody,
   };

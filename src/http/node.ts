@@ -7,7 +7,7 @@ import { wholeNumber } from '../core/validate.js';
 import { answerForError } from './answers.js';
 import type { IdempotencyContext } from './context.js';
 import { type Finish, HttpIdempotency } from './flow.js';
-import { captureResponse, writeAnswer } from './node-response.js';
+import { captureResponse, headerPairs, writeAnswer } from './node-response.js';
 import { nodeView, parseJsonBody, readBody } from './node-view.js';
 import { operationStatus } from './operation-status.js';
 import { checkOptionNames, createShared, type HttpIdempotencyOptions, resolveRoute } from './options.js';
@@ -61,8 +61,8 @@ export function idempotency(options: NodeIdempotencyOptions): NodeIdempotency {
   checkOptionNames('node', options, ['maxRequestBytes']);
   const { maxRequestBytes: limit, ...rest } = options;
   const maxRequestBytes = wholeNumber('maxRequestBytes', limit, 1024 * 1024, { min: 0 });
-  const shared = createShared(rest);
-  const route = resolveRoute('node', rest, shared.engine);
+  const shared = createShared('node', rest);
+  const route = resolveRoute('node', rest, shared.engine, shared.scopeNotices);
   const flow = new HttpIdempotency<IncomingMessage>(shared, route);
 
   const wrap = (handler: NodeHandler): NodeListener => {
@@ -116,13 +116,29 @@ async function handle(
   if (start.kind === 'pass') return void invoke(handler, req, res, { body, idempotency: undefined });
   if (start.kind === 'answer') return writeAnswer(res, start.answer);
   const running = start;
-  const sent = captureResponse(res, (response) => {
-    running.respond(response).then(
-      (finish) => deliver(res, sent, finish),
-      (error: unknown) => failed(res, error),
-    );
+  const sent = captureResponse(res, {
+    onEnd: (response) => {
+      running.respond(response).then(
+        (finish) => deliver(res, sent, finish),
+        (error: unknown) => failed(res, error),
+      );
+    },
+    // Headers changed after a write: Node would have thrown ERR_HTTP_HEADERS_SENT. Close, as a crash would.
+    onBroken: () =>
+      void running
+        .fail(new Error('the handler changed the status or headers after writing part of its body'))
+        .then(() => {
+          sent.restore();
+          res.destroy();
+        }),
+    maxHeldBytes: running.holdLimit,
+    onPassThrough: (eventStream) => {
+      running.streaming(eventStream);
+      res.once('close', () => void running.ended());
+    },
   });
   capture = sent;
+  running.handOver(headerPairs(res.getHeaders()));
   invoke(handler, req, res, { body, idempotency: running.context }).catch((error: unknown) =>
     running.fail(error).then((finish) => deliver(res, sent, finish)),
   );
@@ -133,7 +149,7 @@ function deliver(res: ServerResponse, capture: ReturnType<typeof captureResponse
   if (finish.kind === 'deferred') return;
   capture.restore();
   if (finish.kind === 'error') failed(res, finish.error);
-  else if (!finish.original) writeAnswer(res, finish.answer, true);
+  else if (!finish.original) capture.answer(finish.answer);
   else capture.send();
 }
 

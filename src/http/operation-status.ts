@@ -12,7 +12,7 @@ const DEFAULT_POLL_AFTER_MS = 1_000;
  * The status route of long-running requests (`GET <location>`): 202 + `Retry-After` while the work runs, the
  * stored response (as a replay) once it completed, 404 when it failed (the key was released: retry the original
  * request with the same key) or is unknown. The id is the SHA-256 of scope and key: it can only be known by
- * someone who could send the original request (the default scope includes the `Authorization` header).
+ * someone who could send the original request (the default scope includes the client's credentials).
  */
 export async function operationStatus<Req>(
   shared: Shared,
@@ -20,13 +20,13 @@ export async function operationStatus<Req>(
   id: string | undefined,
 ): Promise<HttpAnswer> {
   if (id === undefined || !RECORD_ID.test(id)) return notFound();
-  let record: Awaited<ReturnType<Shared['engine']['store']['get']>>;
+  let record: Awaited<ReturnType<Shared['engine']['inspect']>>;
   try {
-    record = await shared.engine.store.get(id);
-  } catch (cause) {
-    return answerForError(
-      new StoreUnavailableError(`the ${shared.engine.store.name} store failed: ${String(cause)}`, { cause }),
-    )!;
+    // Through the engine's guard: bounded by storeTimeoutMs, shed by the open circuit, like every store call.
+    record = await shared.engine.inspect(id);
+  } catch (error) {
+    return (answerForError(error) ??
+      answerForError(new StoreUnavailableError(String(error), { cause: error })))!;
   }
   if (record === undefined) return notFound();
   if (record.state === 'inProgress') {

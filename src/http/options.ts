@@ -1,15 +1,20 @@
 import { Engine, type EngineOptions } from '../core/engine.js';
 import { InvalidOptionsError } from '../core/errors.js';
+import type { OncelyEvent } from '../core/events.js';
 import { defaultEnvelopeOptions } from '../core/record.js';
 import { knownOptions, optionalFunction, wholeNumber } from '../core/validate.js';
 import { type LocalCacheOptions, LocalOutcomeCache } from './local-cache.js';
+import { type LoggerOption, Notices, resolveLogger } from './notices.js';
 import { defaultKeepStatus, FRAMING_HEADERS, type KeepStatus } from './outcome-policy.js';
 import type { FingerprintMode } from './request-fingerprint.js';
 import {
+  API_KEY_HEADERS,
   defaultScope,
+  defaultScopeWith,
   GLOBAL_SCOPE,
   type RequestView,
   type ScopeFunction,
+  type ScopeNotices,
   warnGlobalScope,
 } from './scope.js';
 
@@ -29,8 +34,10 @@ export interface RouteOptions<Req> {
   /** Answer 400 when a handled method comes without a key. Default true; false lets it run unprotected. */
   readonly required?: boolean;
   /**
-   * What, besides the key, names a record. Default: method + route + the `Authorization` header (hashed into
-   * the storage key, never stored). `'global'`: the key alone (a warning is printed at construction).
+   * What, besides the key, names a record. Default: method + route + the client's identity as the request carries
+   * it (`Authorization`, `X-Api-Key`, `Api-Key`, `X-Auth-Token`, `X-Access-Token`, session cookies; hashed into the
+   * storage key, never stored). A function: its string instead (for example the authenticated user's id).
+   * `'global'`: the key alone (a warning is printed at construction).
    */
   readonly scope?: typeof GLOBAL_SCOPE | ScopeFunction<Req>;
   /** How a request is fingerprinted. Default `'bytes'` (method, target, raw body); or `'canonical-json'`. */
@@ -56,6 +63,11 @@ export interface RouteOptions<Req> {
 export interface HttpIdempotencyOptions<Req> extends EngineOptions, RouteOptions<Req> {
   /** Keep completed outcomes in this process too, so hot replays skip the store. Default off. */
   readonly localCache?: boolean | LocalCacheOptions;
+  /**
+   * Where the layer says what an operator must know: why the store fails (once per cause, at most once a minute),
+   * and once when the default scope finds no client identity. Default `console`; `false` is silent.
+   */
+  readonly logger?: LoggerOption;
 }
 
 export interface ResolvedRoute<Req> {
@@ -110,18 +122,28 @@ export function checkOptionNames(adapter: string, options: unknown, extra: reado
     throw new InvalidOptionsError(`oncely/${adapter}: options are required ({ store })`);
   }
   knownOptions(`oncely/${adapter}`, options, [
-    ...new Set([...ENGINE_OPTION_NAMES, ...ROUTE_OPTION_NAMES, 'localCache', ...extra]),
+    ...new Set([...ENGINE_OPTION_NAMES, ...ROUTE_OPTION_NAMES, 'localCache', 'logger', ...extra]),
   ]);
 }
 
-/** The engine and cache every route of one factory call shares. */
-export function createShared<Req>(options: HttpIdempotencyOptions<Req>) {
+/** The engine, cache and notices every route of one factory call shares. */
+export function createShared<Req>(adapter: string, options: HttpIdempotencyOptions<Req>) {
   const engineOptions: Record<string, unknown> = {};
   for (const name of ENGINE_OPTION_NAMES)
     if (options[name] !== undefined) engineOptions[name] = options[name];
+  const notices = new Notices(adapter, resolveLogger(options.logger));
+  // Every store failure tells the logger why (rate-limited per cause), whether or not the user hooks onEvent.
+  const onEvent = options.onEvent;
+  optionalFunction('onEvent', onEvent);
+  engineOptions.onEvent = (event: OncelyEvent) => {
+    if (event.type === 'storeError') notices.storeFailed(event.error);
+    onEvent?.(event);
+  };
   const engine = new Engine(engineOptions as unknown as EngineOptions);
   return {
     engine,
+    notices,
+    scopeNotices: scopeNotices(notices),
     cache: resolveCache(options.localCache),
     // Already validated by the engine; the status route and the cache need them to answer as a replay would.
     maxBodyBytes: options.maxBodyBytes ?? defaultEnvelopeOptions.maxBodyBytes,
@@ -145,20 +167,47 @@ function resolveCache(option: boolean | LocalCacheOptions | undefined): LocalOut
   });
 }
 
+/** What the default scope tells the logger, once each: a request with no identity, or only its cookies whole. */
+function scopeNotices(notices: Notices): ScopeNotices {
+  const carriers = `Authorization, API-key header (${API_KEY_HEADERS.join(', ')})`;
+  return {
+    anonymous: (route) =>
+      notices.once(
+        'anonymous',
+        () =>
+          `a request with an Idempotency-Key to ${route} carried no ${carriers} or cookie, so its record is shared by every client that sends the same key there. If your clients are identified another way (mTLS, a header your gateway adds, an IP allowlist), pass scope: (request) => <the client's id>. Said once; see docs/http.md#scope.`,
+      ),
+    wholeCookie: (route) =>
+      notices.once(
+        'wholeCookie',
+        () =>
+          `a request with an Idempotency-Key to ${route} was scoped by its whole Cookie header: it carried no ${carriers} and no cookie named like a session (sess, sid, auth, token, jwt, login). A cookie that changes between retries (a load balancer's, an analytics one) makes the retry run again. Pass scope: (request) => <the session's or user's id>. Said once; see docs/http.md#scope.`,
+      ),
+  };
+}
+
 /**
- * Resolves route options over `base` (the factory's options, or the engine's defaults for the first call).
- * Throws `InvalidOptionsError` with the option's name for anything malformed.
+ * Resolves route options over `base` (the factory's options, or the engine's defaults for the first call, with
+ * the factory's `notices` for the default scope). Throws `InvalidOptionsError` with the option's name for
+ * anything malformed.
  */
 export function resolveRoute<Req>(
   adapter: string,
   options: RouteOptions<Req>,
   base: ResolvedRoute<Req> | { readonly leaseMs: number; readonly retentionMs: number },
+  notices?: ScopeNotices,
 ): ResolvedRoute<Req> {
   const inherited = 'methods' in base ? base : undefined;
   const header = options.header ?? inherited?.header ?? 'idempotency-key';
   if (typeof header !== 'string' || !HEADER_NAME.test(header)) {
     throw new InvalidOptionsError(`header must be a header name, got ${String(header)}`);
   }
+  const leaseMs = wholeNumber('leaseMs', options.leaseMs, base.leaseMs, { min: 10 });
+  const retentionMs = wholeNumber('retentionMs', options.retentionMs, base.retentionMs, { min: 1 });
+  // A record that expires under a running owner would let a duplicate run the effect again (the engine refuses
+  // the same for its own options; a route may set either one and inherit the other).
+  if (retentionMs < leaseMs)
+    throw new InvalidOptionsError(`retentionMs (${retentionMs}) must be at least leaseMs (${leaseMs})`);
   return {
     header: header.toLowerCase(),
     methods:
@@ -166,7 +215,7 @@ export function resolveRoute<Req>(
         ? (inherited?.methods ?? new Set(['POST', 'PATCH']))
         : methodSet(options.methods),
     required: flag('required', options.required, inherited?.required ?? true),
-    scope: resolveScope(adapter, options.scope, inherited?.scope),
+    scope: resolveScope(adapter, options.scope, inherited?.scope, notices),
     fingerprint: resolveFingerprint(options.fingerprint, inherited?.fingerprint),
     keep: resolveKeep(options, inherited?.keep),
     keepHeaders:
@@ -174,8 +223,8 @@ export function resolveRoute<Req>(
         ? (inherited?.keepHeaders ?? new Set())
         : headerSet(options.keepHeaders),
     waitMs: wholeNumber('waitMs', options.waitMs, inherited?.waitMs ?? 0),
-    leaseMs: wholeNumber('leaseMs', options.leaseMs, base.leaseMs, { min: 10 }),
-    retentionMs: wholeNumber('retentionMs', options.retentionMs, base.retentionMs, { min: 1 }),
+    leaseMs,
+    retentionMs,
     longRunning: resolveLongRunning(options.longRunning, inherited?.longRunning),
     failOpen: flag('failOpen', options.failOpen, inherited?.failOpen ?? false),
   };
@@ -217,8 +266,9 @@ function resolveScope<Req>(
   adapter: string,
   scope: RouteOptions<Req>['scope'],
   inherited: ResolvedRoute<Req>['scope'] | undefined,
+  notices: ScopeNotices | undefined,
 ): ResolvedRoute<Req>['scope'] {
-  if (scope === undefined) return inherited ?? defaultScope;
+  if (scope === undefined) return inherited ?? (notices ? defaultScopeWith(notices) : defaultScope);
   if (scope === GLOBAL_SCOPE) {
     warnGlobalScope(adapter);
     return () => GLOBAL_SCOPE;

@@ -69,3 +69,40 @@ export function storableHeaders(headers: HeaderPairs, alsoKeep: ReadonlySet<stri
   }
   return kept;
 }
+
+/**
+ * The headers a response already had when the layer handed control to the handler (set by middleware before it:
+ * CORS, a request id), by lower-case name, values joined by a line feed (which no header value holds).
+ */
+export type HeaderSnapshot = ReadonlyMap<string, string>;
+
+/** A snapshot of `headers`, or undefined when there are none (the common case costs nothing later). */
+export function snapshotHeaders(headers: HeaderPairs): HeaderSnapshot | undefined {
+  if (headers.length === 0) return undefined;
+  return joinedByName(headers);
+}
+
+/**
+ * The headers of a finished response that the handler produced: those absent from `before`, or whose values it
+ * changed. Headers middleware set before the handler and the handler left alone are the request's, not the
+ * response's: a replay gets them from its own middleware (its own CORS origin, its own request id).
+ */
+export function handlerHeaders(headers: HeaderPairs, before: HeaderSnapshot | undefined): HeaderPairs {
+  if (before === undefined) return headers;
+  const after = joinedByName(headers);
+  return headers.filter(([name]) => {
+    const lower = name.toLowerCase();
+    const previous = before.get(lower);
+    return previous === undefined || previous !== after.get(lower);
+  });
+}
+
+function joinedByName(headers: HeaderPairs): Map<string, string> {
+  const joined = new Map<string, string>();
+  for (const [name, value] of headers) {
+    const lower = name.toLowerCase();
+    const previous = joined.get(lower);
+    joined.set(lower, previous === undefined ? value : `${previous}\n${value}`);
+  }
+  return joined;
+}

@@ -3,9 +3,9 @@ import { canonicalJson } from '../core/fingerprint.js';
 import type { RequestView } from './scope.js';
 
 /**
- * How a request is fingerprinted. `bytes` (default): method, target and the body's exact bytes, so any change
- * of payload is a mismatch. `canonical-json`: the body as canonical JSON, so key order and whitespace do not
- * matter. A function: whatever it returns, hashed as canonical JSON with method and target.
+ * How a request is fingerprinted. `bytes` (default): method, target, media type and the body's exact bytes, so
+ * any change of payload is a mismatch. `canonical-json`: the same with the body as canonical JSON, so key order and
+ * whitespace do not matter. A function: whatever it returns, hashed as canonical JSON with method and target.
  */
 export type FingerprintMode<Req> = 'bytes' | 'canonical-json' | ((request: Req) => unknown);
 
@@ -14,14 +14,28 @@ const oneShotHash = (crypto as { hash?: (algorithm: string, data: string, encodi
   .hash;
 
 /**
- * The fingerprint of a request under `mode`: SHA-256 (base64url) over `<method>\n<target>\n<body>`. Neither a
- * method nor a request target can hold a line feed, so the framing is unambiguous without length prefixes.
+ * The fingerprint of a request under `mode`: SHA-256 (base64url) over `<method>\n<target>\n<media type>\n<body>`
+ * (a function's value takes the place of media type and body). Neither a method, a request target nor a header
+ * value can hold a line feed, so the framing is unambiguous without length prefixes. The media type counts because
+ * the same bytes mean another request under another one (and a framework's parser may decode both to one value).
  */
 export function requestFingerprint<Req>(view: RequestView<Req>, mode: FingerprintMode<Req>): string {
-  const head = `${view.method}\n${view.target}\n`;
-  if (typeof mode === 'function') return digest(head, canonicalJson(mode(view.request)));
+  if (typeof mode === 'function')
+    return digest(`${view.method}\n${view.target}\n`, canonicalJson(mode(view.request)));
+  const head = `${view.method}\n${view.target}\n${mediaType(view.header('content-type'))}\n`;
   if (mode === 'canonical-json') return digest(head, canonicalBody(view));
   return digest(head, view.bodyBytes ?? serializedParsedBody(view.parsedBody));
+}
+
+/**
+ * The media type of a `Content-Type` value, normalized (RFC 9110 §8.3.1: type and subtype are case-insensitive;
+ * parameters such as `charset` do not make another request): `Text/Plain; charset=utf-8` is `text/plain`.
+ */
+export function mediaType(contentType: string | undefined): string {
+  if (contentType === undefined) return '';
+  const semicolon = contentType.indexOf(';');
+  const type = semicolon === -1 ? contentType : contentType.slice(0, semicolon);
+  return type.trim().toLowerCase();
 }
 
 function digest(head: string, body: string | Uint8Array): string {

@@ -2,11 +2,14 @@ import type { Claim, CompleteOptions } from '../core/claim.js';
 import { InvalidOptionsError, isStoreUnavailableError } from '../core/errors.js';
 import type { ReleaseReason } from '../core/events.js';
 import type { Outcome } from '../core/record.js';
+import type { HeaderPairs } from '../core/store.js';
 import { acceptedAnswer, answerForError, replayAnswer } from './answers.js';
+import { withoutContentCoding } from './content-coding.js';
 import { type DeferredWork, deferredOutcome, HandlerContext, type IdempotencyContext } from './context.js';
 import type { LocalOutcomeCache } from './local-cache.js';
+import type { Notices } from './notices.js';
 import type { ResolvedRoute } from './options.js';
-import { storableHeaders } from './outcome-policy.js';
+import { type HeaderSnapshot, handlerHeaders, snapshotHeaders, storableHeaders } from './outcome-policy.js';
 import type { HttpAnswer } from './problem.js';
 
 /** What the adapter sends once the handler's outcome is settled in the store (stored before sent). */
@@ -23,9 +26,12 @@ export interface RunningTarget {
   readonly route: ResolvedRoute<unknown>;
   readonly cache: LocalOutcomeCache | undefined;
   readonly maxBodyBytes: number;
+  readonly notices: Notices;
 }
 
 const DEFERRED: Finish = { kind: 'deferred' };
+// How far past maxBodyBytes a compressed body may decode before it is kept encoded (a bound on memory, not a rule).
+const DECODED_LIMIT_FACTOR = 64;
 
 /** A response as it is to be stored, with its own retention when the handler asked for one. */
 interface Kept {
@@ -47,6 +53,10 @@ export class Running<Sent> {
   readonly #id: string;
   readonly #fingerprint: string;
   #open = true;
+  #streaming = false;
+  readonly #startedAt = Date.now();
+  readonly #observe: ((ms: number) => void) | undefined;
+  #before: HeaderSnapshot | undefined;
 
   constructor(
     target: RunningTarget,
@@ -55,8 +65,10 @@ export class Running<Sent> {
     id: string,
     fingerprint: string,
     accept: (answer: HttpAnswer) => Sent,
+    observe?: (ms: number) => void,
   ) {
     this.#target = target;
+    this.#observe = observe;
     this.#claim = claim;
     this.#id = id;
     this.#fingerprint = fingerprint;
@@ -64,10 +76,19 @@ export class Running<Sent> {
     this.context = this.#handler;
   }
 
+  /**
+   * The adapter hands control to the handler: `headers` are those the response has now (set by middleware before
+   * the layer). Only headers the handler adds or changes are stored; a replay keeps its own middleware's.
+   */
+  handOver(headers: HeaderPairs): void {
+    this.#before = snapshotHeaders(headers);
+  }
+
   /** The handler answered: store the response (or let the key go), then send it. */
   respond(response: Outcome): Promise<Finish> {
     if (!this.#open) return Promise.resolve(DEFERRED);
     this.#open = false;
+    this.#observe?.(Date.now() - this.#startedAt);
     const original: Finish = { kind: 'send', answer: response, original: true };
     const kept = this.#kept(response);
     if (kept === undefined) return this.#release('notKept').then(() => original);
@@ -89,10 +110,43 @@ export class Running<Sent> {
     );
   }
 
+  /**
+   * Most body bytes an adapter holds back before it must let the response go out as written: the engine's
+   * `maxBodyBytes`. A body the handler hands over whole (one `end`, a Buffer) is already in memory and is stored
+   * (as not retained when it is over the cap); only a body written in pieces is cut off here.
+   */
+  get holdLimit(): number {
+    return this.#target.maxBodyBytes;
+  }
+
+  /**
+   * The response goes out as the handler writes it and is not stored: it grew past `holdLimit` in pieces, or it is
+   * an event stream (`text/event-stream`), which is never held. The key stays claimed while it streams (a duplicate
+   * gets 409); the adapter calls `ended` when the response's connection is done with it, and the key is released.
+   */
+  streaming(eventStream: boolean): void {
+    if (!this.#open) return;
+    this.#streaming = true;
+    const limit = this.#target.maxBodyBytes;
+    this.#target.notices.once(
+      'streamed',
+      () =>
+        `a response was sent as it was written and not stored (${eventStream ? 'it is text/event-stream' : `it grew past maxBodyBytes, ${limit} bytes, in pieces`}); its key is released when it ends, so a retry runs the handler again. Said once; see docs/http.md#large-and-streamed-responses.`,
+    );
+  }
+
+  /** The response's connection is done (finished, or closed before): a streaming claim lets its key go now. */
+  ended(): Promise<void> {
+    if (!this.#open) return Promise.resolve();
+    this.#open = false;
+    return this.#release(this.#streaming ? 'notKept' : 'error');
+  }
+
   /** The handler threw before answering: the key is released and the framework answers. */
   fail(error: unknown): Promise<Finish> {
     if (!this.#open) return Promise.resolve(DEFERRED);
     this.#open = false;
+    this.#observe?.(Date.now() - this.#startedAt);
     return this.#release('error').then(() => ({ kind: 'error', error }));
   }
 
@@ -101,10 +155,18 @@ export class Running<Sent> {
     const handler = this.#handler;
     const { route } = this.#target;
     if (handler.skipped || !route.keep(response.status)) return undefined;
+    const headers = storableHeaders(handlerHeaders(response.headers, this.#before), route.keepHeaders);
+    // Compressed for this request's Accept-Encoding (by middleware, or by the handler): stored as produced, so a
+    // replay suits any Accept-Encoding. Bounded: a body that would decode past this stays as it was encoded.
+    const identity = withoutContentCoding(
+      headers,
+      response.body,
+      DECODED_LIMIT_FACTOR * this.#target.maxBodyBytes,
+    );
     const outcome: Outcome = {
       status: response.status,
-      headers: storableHeaders(response.headers, route.keepHeaders),
-      body: response.body,
+      headers: identity?.headers ?? headers,
+      body: identity?.body ?? response.body,
     };
     const retentionMs = handler.retentionMs;
     return { outcome, options: retentionMs === undefined ? undefined : { retentionMs } };

@@ -10,8 +10,13 @@ export interface RequestView<Req> {
   readonly route: string | undefined;
   /** The request target: path and query, as sent. */
   readonly target: string;
-  /** A header's value by lower-case name, or undefined. */
+  /** A header's value by lower-case name, or undefined (repeated lines joined by ", "). */
   header(name: string): string | undefined;
+  /**
+   * True when the header (lower-case name) came on more than one line, where the adapter can tell (Node's
+   * `rawHeaders`); absent where it cannot (a Web `Request` joins the lines).
+   */
+  readonly repeated?: ((name: string) => boolean) | undefined;
   /** The body as the client sent it, when the adapter has the bytes. */
   readonly bodyBytes: Uint8Array | undefined;
   /** The body as a framework's parser decoded it, when there is no byte copy (Express, Fastify). */
@@ -22,13 +27,80 @@ export interface RequestView<Req> {
 export type ScopeFunction<Req> = (request: Req) => string;
 
 /**
- * The default scope (DESIGN §6): method, route and the `Authorization` header, so one client can never replay
- * another's response and one key used on two routes names two records. The credential is never stored: the
- * scope only feeds the SHA-256 that becomes the storage key (`scopedKey`).
+ * Request headers that carry an API key or token in common APIs. With `Authorization` and session cookies they are
+ * the identity carriers of the default scope.
+ */
+export const API_KEY_HEADERS = ['x-api-key', 'api-key', 'x-auth-token', 'x-access-token'] as const;
+
+/**
+ * Cookie names that hold a session or a credential in common frameworks (`connect.sid`, `sessionid`, `PHPSESSID`,
+ * `JSESSIONID`, `next-auth.session-token`, `appSession`, `auth_token`, `jwt`, …), and the CSRF cookies that look like
+ * them but are reissued per response, so they must not split one client's retries.
+ */
+const SESSION_COOKIE = /sess|sid|auth|token|jwt|login/i;
+const NOT_IDENTITY_COOKIE = /csrf|xsrf/i;
+
+/** Why a default scope named no client, for the one-time notices. */
+export interface ScopeNotices {
+  /** A keyed request carried no identity at all: every client shares the key space of the route. */
+  anonymous(route: string): void;
+  /** A keyed request was scoped by its whole Cookie header: a cookie that changes between retries splits them. */
+  wholeCookie(route: string): void;
+}
+
+/**
+ * The default scope: method, route and the client's identity, so one client can never replay another's response
+ * and one key used on two routes names two records. The identity is what the request carries of the common
+ * identity carriers: `Authorization`, an API-key header (`API_KEY_HEADERS`), and the session cookies (by name, the
+ * other cookies left out so that a load balancer's or an analytics cookie that changes between retries does not
+ * split them). A Cookie header with no session-like cookie, on a request that carries nothing else, counts whole.
+ * Credentials are never stored: the scope only feeds the SHA-256 that becomes the storage key (`scopedKey`).
+ * A request with `Authorization` alone (or nothing) has the scope `<method> <route>\n<authorization>`.
  */
 export function defaultScope<Req>(view: RequestView<Req>): string {
+  return scopeOf(view, undefined);
+}
+
+/** The default scope, telling `notices` when a request's identity is missing or only its whole Cookie header. */
+export function defaultScopeWith(notices: ScopeNotices): <Req>(view: RequestView<Req>) => string {
+  return (view) => scopeOf(view, notices);
+}
+
+function scopeOf<Req>(view: RequestView<Req>, notices: ScopeNotices | undefined): string {
   const route = view.route ?? pathOf(view.target);
-  return `${view.method} ${route}\n${view.header('authorization') ?? ''}`;
+  let identity = view.header('authorization') ?? '';
+  let identified = identity !== '';
+  for (const name of API_KEY_HEADERS) {
+    const value = view.header(name);
+    if (value === undefined) continue;
+    identity += `\n${name}: ${value}`;
+    identified = true;
+  }
+  const cookie = view.header('cookie');
+  if (cookie !== undefined && cookie !== '') {
+    const sessions = sessionCookies(cookie);
+    if (sessions !== '') identity += `\ncookie: ${sessions}`;
+    else if (!identified) {
+      identity += `\ncookie*: ${cookie}`;
+      notices?.wholeCookie(route);
+    }
+  } else if (!identified) notices?.anonymous(route);
+  return `${view.method} ${route}\n${identity}`;
+}
+
+/** The session-like cookies of a Cookie header as `name=value` pairs, sorted by name and joined; '' if none. */
+export function sessionCookies(header: string): string {
+  let found: string[] | undefined;
+  for (const part of header.split(';')) {
+    const pair = part.trim();
+    const equals = pair.indexOf('=');
+    const name = equals === -1 ? pair : pair.slice(0, equals);
+    if (!SESSION_COOKIE.test(name) || NOT_IDENTITY_COOKIE.test(name)) continue;
+    if (found === undefined) found = [pair];
+    else found.push(pair);
+  }
+  if (found === undefined) return '';
+  return found.length === 1 ? found[0]! : found.sort().join('; ');
 }
 
 /** The scope of `scope: 'global'`: the key alone names the record, whatever the route or the client. */

@@ -39,6 +39,8 @@ describe('factories validate their options once, at construction', () => {
     ['longRunning without location', { store, longRunning: {} }],
     ['a bad localCache', { store, localCache: { maxEntries: 0 } }],
     ['a lease under 10 ms', { store, leaseMs: 5 }],
+    ['a logger without warn', { store, logger: { info: () => {} } }],
+    ['a logger that is true', { store, logger: true }],
   ];
   for (const [adapter, create] of Object.entries(factories)) {
     it.each(bad)(`${adapter}: rejects %s`, async (_label, options) => {
@@ -89,6 +91,22 @@ describe('oncely/fastify', () => {
     expect(() => app.post('/x', { config: { idempotency: { methods: ['GET'] } } }, async () => ({}))).toThrow(
       /unsafe/,
     );
+    // A record that expires under a running owner would let a duplicate run the effect again: refused on a
+    // route as the engine refuses it for its own options, whether both are given or one is inherited.
+    for (const [url, route] of [
+      ['/both', { leaseMs: 60_000, retentionMs: 30_000 }],
+      ['/retention', { retentionMs: 1_000 }],
+      ['/lease', { leaseMs: 90_000_000 }],
+    ] as const) {
+      let error: unknown;
+      try {
+        app.post(url, { config: { idempotency: route } }, async () => ({}));
+      } catch (caught) {
+        error = caught;
+      }
+      expect(isInvalidOptionsError(error), `${url}: ${String(error)}`).toBe(true);
+      expect(String(error)).toMatch(/retentionMs \(\d+\) must be at least leaseMs/);
+    }
     expect(() =>
       app.post('/y', { config: { idempotency: { store: new MemoryStore() } as never } }, async () => ({})),
     ).toThrow(/unknown option "store"/);

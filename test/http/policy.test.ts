@@ -1,10 +1,20 @@
 import { readFileSync } from 'node:fs';
+import { brotliCompressSync, deflateRawSync, deflateSync, gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { parseKeyHeader } from '../../src/http/key-header.js';
+import { withoutContentCoding } from '../../src/http/content-coding.js';
+import { headerLines, parseKeyHeader } from '../../src/http/key-header.js';
 import { LocalOutcomeCache } from '../../src/http/local-cache.js';
-import { defaultKeepStatus, storableHeaders } from '../../src/http/outcome-policy.js';
+import { Notices } from '../../src/http/notices.js';
+import {
+  defaultKeepStatus,
+  handlerHeaders,
+  snapshotHeaders,
+  storableHeaders,
+} from '../../src/http/outcome-policy.js';
 import { ERRORS_DOC_URL, PROBLEMS, problemAnswer, retryAfterSeconds } from '../../src/http/problem.js';
-import { type InvalidKeyError, isInvalidKeyError } from '../../src/index.js';
+import { RunTimes } from '../../src/http/run-times.js';
+import { defaultScope, defaultScopeWith, type RequestView, sessionCookies } from '../../src/http/scope.js';
+import { type InvalidKeyError, isInvalidKeyError, StoreUnavailableError } from '../../src/index.js';
 
 describe('parseKeyHeader', () => {
   it.each([
@@ -14,6 +24,7 @@ describe('parseKeyHeader', () => {
     ['"a\\"b"', 'a"b'],
     ['"a\\\\b"', 'a\\b'],
     ['"with space"', 'with space'],
+    ['"a, b"', 'a, b'],
     ['8e03978e-40d5-43e8-bc93-6894a57f9324', '8e03978e-40d5-43e8-bc93-6894a57f9324'],
   ])('reads %j as %j', (raw, key) => {
     expect(parseKeyHeader(raw)).toBe(key);
@@ -34,6 +45,9 @@ describe('parseKeyHeader', () => {
     ['caf\u00e9', 'bad-characters'],
     ['a\u0001b', 'bad-characters'],
     ['x'.repeat(256), 'too-long'],
+    ['a, b', 'bad-characters'],
+    ['a,b', 'bad-characters'],
+    [', a', 'bad-characters'],
     [`"${'x'.repeat(256)}"`, 'too-long'],
   ])('rejects %j (%s)', (raw, reason) => {
     try {
@@ -43,6 +57,14 @@ describe('parseKeyHeader', () => {
       expect(isInvalidKeyError(error)).toBe(true);
       expect((error as InvalidKeyError).reason).toBe(reason);
     }
+  });
+
+  it('counts the lines of a header in rawHeaders, whatever their case', () => {
+    const raw = ['Host', 'x', 'Idempotency-Key', 'a', 'content-type', 'text/plain', 'idempotency-key', 'b'];
+    expect(headerLines(raw, 'idempotency-key')).toBe(2);
+    expect(headerLines(raw, 'host')).toBe(1);
+    expect(headerLines(raw, 'authorization')).toBe(0);
+    expect(headerLines(undefined, 'host')).toBe(0);
   });
 
   it('counts the unescaped length of a quoted key', () => {
@@ -149,5 +171,181 @@ describe('LocalOutcomeCache', () => {
     expect(small.lookup('k0', 'f', 1).kind).toBe('miss');
     small.remember('huge', 'f', answer(5_000), 1e12, 0);
     expect(small.lookup('huge', 'f', 1).kind).toBe('miss');
+  });
+});
+
+describe('headers the handler produced', () => {
+  it('are those it added or changed since the hand-over; untouched middleware headers are left out', () => {
+    const before = snapshotHeaders([
+      ['X-Request-Id', 'r1'],
+      ['cache-control', 'no-store'],
+      ['vary', 'Origin'],
+    ]);
+    const after: [string, string][] = [
+      ['x-request-id', 'r1'],
+      ['cache-control', 'private'],
+      ['vary', 'Origin'],
+      ['vary', 'Accept'],
+      ['content-type', 'application/json'],
+    ];
+    expect(handlerHeaders(after, before)).toEqual([
+      ['cache-control', 'private'],
+      ['vary', 'Origin'],
+      ['vary', 'Accept'],
+      ['content-type', 'application/json'],
+    ]);
+    expect(snapshotHeaders([])).toBeUndefined();
+    expect(handlerHeaders(after, undefined)).toBe(after);
+  });
+});
+
+describe('default scope', () => {
+  const view = (headers: Record<string, string>): RequestView<undefined> => ({
+    request: undefined,
+    method: 'POST',
+    route: '/payments',
+    target: '/payments?x=1',
+    header: (name) => headers[name],
+    bodyBytes: undefined,
+    parsedBody: undefined,
+  });
+
+  it('is method, route and Authorization alone when nothing else identifies the client (records stay findable)', () => {
+    expect(defaultScope(view({ authorization: 'Bearer a' }))).toBe('POST /payments\nBearer a');
+    expect(defaultScope(view({}))).toBe('POST /payments\n');
+    // Non-session cookies beside Authorization change nothing.
+    expect(defaultScope(view({ authorization: 'Bearer a', cookie: 'AWSALB=x; _ga=1' }))).toBe(
+      'POST /payments\nBearer a',
+    );
+  });
+
+  it('adds API-key headers and session cookies; other cookies, CSRF ones included, do not count', () => {
+    expect(defaultScope(view({ 'x-api-key': 'k1' }))).toBe('POST /payments\n\nx-api-key: k1');
+    const one = defaultScope(view({ cookie: '_ga=1; connect.sid=s1; XSRF-TOKEN=a; csrftoken=b; AWSALB=x' }));
+    const two = defaultScope(view({ cookie: 'AWSALB=y; XSRF-TOKEN=c; connect.sid=s1; _gat=1' }));
+    expect(one).toBe(two);
+    expect(one).toBe('POST /payments\n\ncookie: connect.sid=s1');
+    expect(sessionCookies('b_session=2; a_token=1; theme=dark')).toBe('a_token=1; b_session=2');
+    for (const name of [
+      'PHPSESSID',
+      'JSESSIONID',
+      'sessionid',
+      '__Secure-next-auth.session-token',
+      'appSession',
+      'jwt',
+    ])
+      expect(sessionCookies(`${name}=v; theme=dark`), name).toBe(`${name}=v`);
+    expect(sessionCookies('theme=dark; _ga=GA1')).toBe('');
+  });
+
+  it('counts a Cookie header whole when it holds no session cookie and nothing else identifies the client', () => {
+    expect(defaultScope(view({ cookie: 'myapp=alice' }))).toBe('POST /payments\n\ncookie*: myapp=alice');
+  });
+
+  it('tells its notices when a request has no identity, or only its whole Cookie header', () => {
+    const said: string[] = [];
+    const scope = defaultScopeWith({
+      anonymous: (route) => said.push(`anonymous ${route}`),
+      wholeCookie: (route) => said.push(`whole ${route}`),
+    });
+    scope(view({ authorization: 'Bearer a' }));
+    scope(view({ cookie: 'sid=1' }));
+    expect(said).toEqual([]);
+    scope(view({}));
+    scope(view({ cookie: 'myapp=1' }));
+    expect(said).toEqual(['anonymous /payments', 'whole /payments']);
+  });
+});
+
+describe('store failure notices', () => {
+  it('say each cause once a minute while it lasts, with how many failures went unsaid', () => {
+    const said: string[] = [];
+    const notices = new Notices('node', { warn: (message) => said.push(message) });
+    const refused = new StoreUnavailableError('redis begin failed: connect ECONNREFUSED 127.0.0.1:6379', {
+      cause: Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:6379'), { code: 'ECONNREFUSED' }),
+    });
+    notices.storeFailed(refused, 0);
+    notices.storeFailed(refused, 1_000);
+    // Another driver wording of the same cause.
+    notices.storeFailed(
+      new StoreUnavailableError('redis begin refused: the connection is reconnecting'),
+      2_000,
+    );
+    expect(said).toHaveLength(1);
+    expect(said[0]).toMatch(
+      /^oncely\/node: the idempotency store failed: redis begin failed: connect ECONNREFUSED/,
+    );
+    notices.storeFailed(new StoreUnavailableError('redis begin timed out after 2000 ms'), 3_000);
+    expect(said).toHaveLength(2);
+    expect(said[1]).toContain('slower than storeTimeoutMs');
+    notices.storeFailed(refused, 60_001);
+    expect(said).toHaveLength(3);
+    expect(said[2]).toContain('(2 more failures of this kind since the last report)');
+  });
+
+  it('name the fix of a missing table, and say nothing with logger: false', () => {
+    const said: string[] = [];
+    const missing = Object.assign(new Error('relation "oncely"."records" does not exist'), {
+      code: '42P01',
+      severity: 'ERROR',
+    });
+    new Notices('express', { warn: (message) => said.push(message) }).storeFailed(
+      new StoreUnavailableError('postgres begin failed (SQLSTATE 42P01: relation does not exist)', {
+        cause: missing,
+      }),
+    );
+    expect(said[0]).toContain('run `oncely migrate`');
+    new Notices('express', undefined).storeFailed(missing);
+  });
+});
+
+describe('content codings', () => {
+  const json = Buffer.from(JSON.stringify({ rows: Array.from({ length: 50 }, (_, index) => index) }));
+  const headers = (coding: string): [string, string][] => [
+    ['content-type', 'application/json'],
+    ['content-encoding', coding],
+    ['vary', 'Accept-Encoding'],
+  ];
+
+  it('are undone, last applied first, and Content-Encoding dropped', () => {
+    for (const [coding, body] of [
+      ['gzip', gzipSync(json)],
+      ['br', brotliCompressSync(json)],
+      ['deflate', deflateSync(json)],
+      ['deflate', deflateRawSync(json)],
+      ['gzip, br', brotliCompressSync(gzipSync(json))],
+      ['identity', json],
+    ] as const) {
+      const decoded = withoutContentCoding(headers(coding), body, 1_000_000);
+      expect(Buffer.from(decoded!.body).equals(json), coding).toBe(true);
+      expect(decoded!.headers).toEqual([
+        ['content-type', 'application/json'],
+        ['vary', 'Accept-Encoding'],
+      ]);
+    }
+  });
+
+  it('leave alone what they cannot undo: no coding, an unknown one, a broken body, a body too large', () => {
+    expect(withoutContentCoding([['content-type', 'text/plain']], json, 1_000_000)).toBeUndefined();
+    expect(withoutContentCoding(headers('aes128gcm'), json, 1_000_000)).toBeUndefined();
+    expect(withoutContentCoding(headers('gzip'), json, 1_000_000)).toBeUndefined();
+    expect(withoutContentCoding(headers('gzip'), gzipSync(json), 10)).toBeUndefined();
+  });
+});
+
+describe('run times (Retry-After of a 409)', () => {
+  it("follow the route's moving average, at least 1 s, at most the lease left; 1 s before any run", () => {
+    const runs = new RunTimes();
+    expect(runs.retryAfterMs('POST /a', 30_000)).toBe(1_000);
+    runs.observe('POST /a', 300);
+    expect(runs.retryAfterMs('POST /a', 30_000)).toBe(1_000);
+    runs.observe('POST /b', 2_500);
+    expect(retryAfterSeconds(runs.retryAfterMs('POST /b', 30_000))).toBe(3);
+    // The holder's lease ends sooner: after that another attempt may take over.
+    expect(retryAfterSeconds(runs.retryAfterMs('POST /b', 1_200))).toBe(2);
+    expect(runs.retryAfterMs('POST /b', 10)).toBe(1_000);
+    // A moving average: one slow run moves it, it does not replace it.
+    runs.observe('POST /b', 12_500);
+    expect(runs.retryAfterMs('POST /b', 60_000)).toBe(5_500);
   });
 });

@@ -210,6 +210,27 @@ describe('Engine', () => {
     expect(run).toHaveBeenCalledTimes(1);
   });
 
+  it('inspect reads a record through the same guard: a hanging get fails in storeTimeoutMs, then the circuit sheds it', async () => {
+    vi.useFakeTimers();
+    const store = faulty(new MemoryStore({ sweepIntervalMs: 0 }));
+    const engine = new Engine({
+      store,
+      storeTimeoutMs: 100,
+      breaker: { failureThreshold: 1, probeIntervalMs: 1_000 },
+    });
+    await engine.execute({ key: 'k', fingerprint: 'f', run: async () => response('x'), settle: keep });
+    await expect(engine.inspect('k')).resolves.toMatchObject({ state: 'completed', fingerprint: 'f' });
+    await expect(engine.inspect('other')).resolves.toBeUndefined();
+    store.hang.add('get');
+    const call = engine.inspect('k');
+    const assertion = expect(call).rejects.toBeInstanceOf(StoreUnavailableError);
+    await vi.advanceTimersByTimeAsync(100);
+    await assertion;
+    const callsBefore = store.calls.get;
+    await expect(engine.inspect('k')).rejects.toThrow(/circuit open/);
+    expect(store.calls.get).toBe(callsBefore);
+  });
+
   it('retries a failed complete, so a brief store blip does not lose a finished effect', async () => {
     const store = faulty(new MemoryStore());
     const engine = new Engine({ store, breaker: false });

@@ -26,8 +26,16 @@ export function expressHarness(name: string, express: ExpressModule): AdapterHar
   return {
     name,
     rawBytes: false,
+    partialWrites: true,
     async build({ options, counters, gates }) {
       const app = express();
+      // Per-request headers of middleware before the layer: a request id and CORS, as cors() sets them.
+      app.use((req: Request, res: Response, next: () => void) => {
+        res.setHeader('x-request-id', randomUUID());
+        res.setHeader('cache-control', 'no-store');
+        if (req.headers.origin) res.setHeader('access-control-allow-origin', req.headers.origin);
+        next();
+      });
       app.use(express.json());
       app.use(express.text());
       app.use(express.raw({ type: 'application/octet-stream' }));
@@ -38,6 +46,7 @@ export function expressHarness(name: string, express: ExpressModule): AdapterHar
       route('/payments', (req, res) => {
         const n = counters.bump('payments', keyOf(res));
         res.setHeader('x-handler', 'yes');
+        res.setHeader('cache-control', 'private');
         res.setHeader('set-cookie', 'session=abc; Path=/');
         res.status(201).json({ id: randomUUID(), n, body: req.body });
       });
@@ -55,6 +64,16 @@ export function expressHarness(name: string, express: ExpressModule): AdapterHar
           res.write(Buffer.from('part2-'));
           res.end(String(n));
         }, 5);
+      });
+      route('/partial', (req, res) => {
+        const [chunks, mode] = String(req.headers['x-partial'] ?? '0:end').split(':');
+        counters.bump('partial', keyOf(res));
+        res.status(201).setHeader('content-type', 'text/plain');
+        for (let index = 0; index < Number(chunks); index++) res.write(`part${index}-`);
+        if (mode === 'throw') throw new Error('thrown after a partial write');
+        if (mode === 'header') res.setHeader('x-late', 'yes');
+        if (mode === 'status') res.status(500);
+        res.end('done');
       });
       route('/empty', (_req, res) => {
         counters.bump('empty', keyOf(res));
@@ -110,6 +129,7 @@ export function expressHarness(name: string, express: ExpressModule): AdapterHar
       });
       const { port } = server.address() as AddressInfo;
       return {
+        port,
         request: socketClient(`http://127.0.0.1:${port}`),
         close: () =>
           new Promise<void>((resolve) => {

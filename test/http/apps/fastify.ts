@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { AddressInfo } from 'node:net';
 import { Readable } from 'node:stream';
 import Fastify, { type FastifyRequest } from 'fastify';
 import { idempotency } from '../../../src/http/fastify.js';
@@ -17,11 +18,20 @@ export const fastifyHarness: AdapterHarness = {
     app.addContentTypeParser('application/octet-stream', { parseAs: 'buffer' }, (_request, body, done) =>
       done(null, body),
     );
+    // Per-request headers of hooks before the layer: a request id and CORS, as @fastify/cors sets them.
+    app.addHook('onRequest', async (request, reply) => {
+      reply.header('x-request-id', randomUUID()).header('cache-control', 'no-store');
+      if (request.headers.origin) reply.header('access-control-allow-origin', request.headers.origin);
+    });
     await app.register(idempotency, options as never);
 
     app.post('/payments', opted, async (request, reply) => {
       const n = counters.bump('payments', keyOf(request));
-      reply.header('x-handler', 'yes').header('set-cookie', 'session=abc; Path=/').code(201);
+      reply
+        .header('x-handler', 'yes')
+        .header('cache-control', 'private')
+        .header('set-cookie', 'session=abc; Path=/')
+        .code(201);
       return { id: randomUUID(), n, body: request.body };
     });
     app.post('/text', opted, async (request, reply) => {
@@ -87,9 +97,11 @@ export const fastifyHarness: AdapterHarness = {
     });
     app.get('/operations/:id', app.idempotencyStatus);
     app.get('/payments', async () => ({ n: counters.bump('get-payments', undefined) }));
-    await app.ready();
+    // Requests go through inject(); the socket is for tests that need real header lines.
+    await app.listen({ port: 0, host: '127.0.0.1' });
 
     return {
+      port: (app.server.address() as AddressInfo).port,
       async request({ method = 'POST', path, headers = {}, body }) {
         const response = await app.inject({
           method: method as 'POST',

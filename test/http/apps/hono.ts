@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
 import { type Context, Hono } from 'hono';
+import { cors } from 'hono/cors';
 import { idempotency } from '../../../src/http/hono.js';
 import { type AdapterHarness, socketClient, toTestResponse } from '../support/harness.js';
 import { binaryBody, LARGE_PAD } from '../support/routes.js';
@@ -18,12 +19,21 @@ function honoOn(overNodeServer: boolean): AdapterHarness {
     rawBytes: true,
     async build({ options, counters, gates }) {
       const app = new Hono();
+      // Per-request headers of middleware before the layer: Hono's own cors() (on c.res) and a request id and
+      // cache policy through c.header().
+      app.use('*', cors({ origin: (origin) => origin }));
+      app.use('*', async (c, next) => {
+        c.header('x-request-id', randomUUID());
+        c.header('cache-control', 'no-store');
+        await next();
+      });
       const idem = idempotency(options as never);
 
       app.post('/payments', idem, async (c) => {
         const n = counters.bump('payments', keyOf(c));
         const text = await c.req.text();
         c.header('x-handler', 'yes');
+        c.header('cache-control', 'private');
         c.header('set-cookie', 'session=abc; Path=/');
         return c.json(
           {
@@ -102,6 +112,7 @@ function honoOn(overNodeServer: boolean): AdapterHarness {
         await new Promise((resolve) => server.once('listening', resolve));
         const { port } = server.address() as AddressInfo;
         return {
+          port,
           request: socketClient(`http://127.0.0.1:${port}`),
           close: () =>
             new Promise<void>((resolve) => {

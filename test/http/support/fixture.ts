@@ -30,7 +30,8 @@ export interface Fixture {
   send(path: string, options?: SendOptions): Promise<TestResponse>;
 }
 
-export const SUITE_DEFAULTS = { maxBodyBytes: 4096 } as const;
+// Silent unless a case passes its own logger: most cases send keyed requests without any client identity.
+export const SUITE_DEFAULTS = { maxBodyBytes: 4096, logger: false } as const;
 
 /** Builds the adapter's app on a fresh store with the suite's defaults and `options` over them; always cleans up. */
 export async function withApp(
@@ -83,7 +84,7 @@ export async function withApp(
   }
 }
 
-/** The storage id of a key under the default scope (method, route, Authorization). */
+/** The storage id of a key under the default scope (method, route, Authorization; no other identity carrier). */
 export function defaultId(method: string, route: string, key: string, authorization = ''): string {
   return scopedKey(`${method} ${route}\n${authorization}`, key);
 }
@@ -105,9 +106,9 @@ export function expectReplayOf(replay: TestResponse, original: TestResponse): vo
   expect(replay.headers['content-type']).toBe(original.headers['content-type']);
 }
 
-export async function until(condition: () => boolean, timeoutMs = 5_000): Promise<void> {
+export async function until(condition: () => boolean | Promise<boolean>, timeoutMs = 5_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
+  while (!(await condition())) {
     if (Date.now() > deadline) throw new Error('condition not met in time');
     await new Promise((resolve) => setTimeout(resolve, 2));
   }

@@ -20,6 +20,8 @@ export interface TestResponse {
 export interface AppUnderTest {
   request(request: TestRequest): Promise<TestResponse>;
   close(): Promise<void>;
+  /** The loopback port, where the app also listens on a real socket (for raw header lines and keep-alive). */
+  readonly port?: number;
 }
 
 export interface BuildContext {
@@ -34,6 +36,8 @@ export interface AdapterHarness {
   readonly name: string;
   /** True when the adapter fingerprints the exact body bytes (node, Hono); false when the framework parsed it. */
   readonly rawBytes: boolean;
+  /** True when handlers write to a Node response piece by piece (`POST /partial`): Express and node. */
+  readonly partialWrites?: boolean;
   build(context: BuildContext): Promise<AppUnderTest>;
 }
 

@@ -9,6 +9,7 @@
  * | POST /text | 200 text/plain `hello <n>` |
  * | POST /binary | 200 application/octet-stream, bytes 0..255 then n |
  * | POST /stream | 200 text/plain written in three chunks `part1-part2-<n>` |
+ * | POST /partial | Express and node: 201 text/plain, `x-partial: <chunks>:<mode>` writes `part<i>-` chunks, then `end` ends with `done`, `throw` throws, `header` sets a header, `status` sets 500 |
  * | POST /empty | 204 |
  * | POST /status/:code | <code> JSON { n } |
  * | POST /fail-once | 500 on the first run for a key, 201 JSON { n } after |

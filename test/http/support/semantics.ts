@@ -1,5 +1,8 @@
+import { randomUUID } from 'node:crypto';
+import type { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 import type { Store } from '../../../src/index.js';
+import type { TcpProxy } from '../../support/tcp-proxy.js';
 import {
   defaultId,
   expectProblem,
@@ -42,6 +45,28 @@ export const cases: Case[] = [
     },
   },
   {
+    name: "a replay keeps the headers this request's middleware set (CORS, request id); it replays those the handler set or changed",
+    async run({ send, key, store }) {
+      const k = key();
+      const first = await send('/payments', { key: k, headers: { origin: 'https://a.example' } });
+      expect(first.status).toBe(201);
+      expect(first.headers['access-control-allow-origin']).toBe('https://a.example');
+      const replay = await send('/payments', { key: k, headers: { origin: 'https://b.example' } });
+      expect(replay.headers['idempotent-replayed']).toBe('true');
+      expect(replay.headers['access-control-allow-origin']).toBe('https://b.example');
+      expect(replay.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+      expect(replay.headers['x-request-id']).not.toBe(first.headers['x-request-id']);
+      // The handler's own header, and the one it changed from the middleware's value, are its response.
+      expect(replay.headers['x-handler']).toBe('yes');
+      expect(replay.headers['cache-control']).toBe('private');
+      const stored = (await store.get(defaultId('POST', '/payments', k)))?.outcome?.headers ?? [];
+      const names = stored.map(([name]) => name);
+      expect(names).toContain('x-handler');
+      expect(names).not.toContain('x-request-id');
+      expect(names).not.toContain('access-control-allow-origin');
+    },
+  },
+  {
     name: 'the outcome is stored before the client sees the response',
     async run({ send, key, store }) {
       const k = key();
@@ -78,6 +103,19 @@ export const cases: Case[] = [
         expectProblem(response, 'key-malformed', 400);
       }
       expect(counters.get('payments', undefined)).toBe(0);
+    },
+  },
+  {
+    name: 'two keys joined into one field ("a, b") are refused with 400, never read as one key; a quoted comma is fine',
+    async run({ send, key, counters }) {
+      for (const joined of ['a, b', 'a,b', 'k, "k"', '"k", "k"', '"k", k']) {
+        const problem = expectProblem(await send('/payments', { key: joined }), 'key-malformed', 400);
+        expect(['bad-characters', 'bad-quoting', 'multiple']).toContain(problem.reason);
+      }
+      expect(counters.total).toBe(0);
+      const quoted = key('a, b');
+      expect((await send('/payments', { key: `"${quoted}"` })).status).toBe(201);
+      expect(counters.get('payments', quoted)).toBe(1);
     },
   },
   {
@@ -128,6 +166,27 @@ export const cases: Case[] = [
     },
   },
   {
+    name: "a 409's Retry-After follows the route's observed run time, not the lease (30 s)",
+    async run({ send, key, gates }) {
+      // Before any run finished: 1 s (poll soon), never the whole lease.
+      const k1 = key('first');
+      const first = send('/slow', { key: k1 });
+      await until(() => gates.arrived.has(k1));
+      expect((await send('/slow', { key: k1 })).headers['retry-after']).toBe('1');
+      gates.open(k1);
+      expect((await first).status).toBe(201);
+      // After a run of a few ms: still 1 s (the header is whole seconds).
+      const k2 = key('second');
+      const second = send('/slow', { key: k2 });
+      await until(() => gates.arrived.has(k2));
+      const conflict = await send('/slow', { key: k2 });
+      expectProblem(conflict, 'request-in-progress', 409);
+      expect(conflict.headers['retry-after']).toBe('1');
+      gates.open(k2);
+      expect((await second).status).toBe(201);
+    },
+  },
+  {
     name: 'with waitMs, a duplicate in flight waits and gets the first answer',
     options: { waitMs: 5_000 },
     async run({ send, key, gates, counters }) {
@@ -163,6 +222,22 @@ export const cases: Case[] = [
       const k = key();
       expect((await send('/payments?account=1', { key: k })).status).toBe(201);
       expectProblem(await send('/payments?account=2', { key: k }), 'key-reused', 422);
+    },
+  },
+  {
+    name: 'the same bytes under another media type are another request (422); parameters and case do not count',
+    async run({ send, key, counters }) {
+      const k = key();
+      const body = '{"amount":1}';
+      expect((await send('/payments', { key: k, body, contentType: 'text/plain' })).status).toBe(201);
+      expectProblem(
+        await send('/payments', { key: k, body, contentType: 'application/json' }),
+        'key-reused',
+        422,
+      );
+      const again = await send('/payments', { key: k, body, contentType: 'Text/Plain; charset=utf-8' });
+      expect(again.headers['idempotent-replayed']).toBe('true');
+      expect(counters.get('payments', k)).toBe(1);
     },
   },
   {
@@ -228,6 +303,34 @@ export const cases: Case[] = [
       expect(bob.json().id).not.toBe(alice.json().id);
       expectReplayOf(await send('/payments', { key: k, headers: { authorization: 'Bearer alice' } }), alice);
       expect(counters.get('payments', k)).toBe(2);
+    },
+  },
+  ...identityCarrierCases(),
+  {
+    name: 'a keyed request with no identity carrier is answered, and the logger is told once that its scope is shared',
+    options: { logger: { warn: (message: string) => scopeWarnings.push(message) } },
+    async run({ send, key, counters }) {
+      scopeWarnings.length = 0;
+      const k = key();
+      const first = await send('/payments', { key: k });
+      expectReplayOf(await send('/payments', { key: k }), first);
+      await send('/payments', { key: key('other') });
+      expect(counters.get('payments', k)).toBe(1);
+      expect(scopeWarnings).toHaveLength(1);
+      expect(scopeWarnings[0]).toMatch(/carried no Authorization, API-key header \(x-api-key.*\) or cookie/);
+      expect(scopeWarnings[0]).toMatch(/scope: \(request\) =>/);
+    },
+  },
+  {
+    name: 'an explicit scope is never warned about',
+    options: {
+      scope: () => 'tenant-1',
+      logger: { warn: (message: string) => scopeWarnings.push(message) },
+    },
+    async run({ send, key }) {
+      scopeWarnings.length = 0;
+      expect((await send('/payments', { key: key() })).status).toBe(201);
+      expect(scopeWarnings).toEqual([]);
     },
   },
   {
@@ -453,6 +556,67 @@ export const cases: Case[] = [
     },
   },
   {
+    name: 'the status route goes through the store guard: a stopped Redis answers 503 within storeTimeoutMs',
+    async run(_fixture, harness) {
+      const options = {
+        storeTimeoutMs: 300,
+        longRunning: { location: (id: string) => `/operations/${id}` },
+      };
+      await withApp(harness, stoppedRedis, options, async ({ send, key, counters }) => {
+        const k = key();
+        expectProblem(await send('/defer', { key: k }), 'store-unavailable', 503);
+        expect(counters.get('defer', k)).toBe(0);
+        const started = Date.now();
+        const status = await Promise.race([
+          send(`/operations/${defaultId('POST', '/defer', k)}`, { method: 'GET' }),
+          new Promise<undefined>((resolve) => setTimeout(resolve, 3_000)),
+        ]);
+        expect(status, 'the status route hung').toBeDefined();
+        expectProblem(status!, 'store-unavailable', 503);
+        expect(status!.headers['retry-after']).toBe('1');
+        expect(Date.now() - started).toBeLessThan(1_500);
+      });
+    },
+  },
+  {
+    name: 'failOpen opens only for an unreachable store: a duplicate in flight gets 409, another body 422, a corrupt record 500',
+    options: { failOpen: true },
+    async run({ send, key, gates, counters, store }) {
+      const k = key();
+      const first = send('/slow', { key: k });
+      await until(() => gates.arrived.has(k));
+      // Raced: a duplicate let through would wait at the same gate as the first.
+      const duplicate = await Promise.race([
+        send('/slow', { key: k }),
+        new Promise<undefined>((resolve) => setTimeout(resolve, 2_000)),
+      ]);
+      expect(duplicate, 'the duplicate ran the handler').toBeDefined();
+      expectProblem(duplicate!, 'request-in-progress', 409);
+      gates.open(k);
+      const original = await first;
+      expect(original.status).toBe(201);
+      expectProblem(await send('/slow', { key: k, body: '{"amount":999}' }), 'key-reused', 422);
+      expectReplayOf(await send('/slow', { key: k }), original);
+      expect(counters.get('slow', k)).toBe(1);
+      // A record the engine cannot read makes begin fail with CorruptRecordError: that is no outage either.
+      const corrupt = key('corrupt');
+      const id = defaultId('POST', '/payments', corrupt);
+      const fingerprint = await fingerprintOf('/payments');
+      const claimed = await store.begin({ key: id, fingerprint, leaseMs: 60_000, retentionMs: 60_000 });
+      if (claimed.kind !== 'acquired') throw new Error(`expected to claim the key, got ${claimed.kind}`);
+      const garbage = {
+        status: 201,
+        headers: [],
+        body: Buffer.from('not brotli'),
+        encoding: 'br',
+        storage: 'inline',
+      } as const;
+      await store.complete({ key: id, token: claimed.token, outcome: garbage, retentionMs: 60_000 });
+      expectProblem(await send('/payments', { key: corrupt }), 'record-corrupt', 500);
+      expect(counters.get('payments', corrupt)).toBe(0);
+    },
+  },
+  {
     name: 'failOpen runs the handler unprotected when the store is unreachable',
     async run(_fixture, harness) {
       await withApp(harness, unreachableStore, { failOpen: true }, async ({ send, key }) => {
@@ -482,6 +646,80 @@ export const cases: Case[] = [
   },
 ];
 
+const scopeWarnings: string[] = [];
+
+/**
+ * The identity carriers of the default scope: two principals who send one key and one body never share a record,
+ * and one principal's retry replays even when its other cookies (a load balancer's, analytics) changed.
+ */
+function identityCarrierCases(): Case[] {
+  const carriers: [
+    label: string,
+    alice: Record<string, string>,
+    bob: Record<string, string>,
+    aliceLater: Record<string, string>,
+  ][] = [
+    [
+      'a session cookie',
+      { cookie: '_ga=GA1.1; connect.sid=s%3Aalice; AWSALB=one' },
+      { cookie: '_ga=GA1.1; connect.sid=s%3Abob; AWSALB=one' },
+      { cookie: 'AWSALB=two; connect.sid=s%3Aalice; _ga=GA1.1; _gat=1' },
+    ],
+    [
+      'a session cookie beside Authorization',
+      { authorization: 'Bearer shared-app-token', cookie: 'sessionid=alice' },
+      { authorization: 'Bearer shared-app-token', cookie: 'sessionid=bob' },
+      { authorization: 'Bearer shared-app-token', cookie: 'theme=dark; sessionid=alice' },
+    ],
+    ['X-Api-Key', { 'x-api-key': 'alice-key' }, { 'x-api-key': 'bob-key' }, { 'x-api-key': 'alice-key' }],
+    ['Api-Key', { 'api-key': 'alice-key' }, { 'api-key': 'bob-key' }, { 'api-key': 'alice-key' }],
+    ['X-Auth-Token', { 'x-auth-token': 'alice' }, { 'x-auth-token': 'bob' }, { 'x-auth-token': 'alice' }],
+    [
+      'a cookie of an unknown name (the whole Cookie header, when nothing else identifies)',
+      { cookie: 'myapp=alice' },
+      { cookie: 'myapp=bob' },
+      { cookie: 'myapp=alice' },
+    ],
+    [
+      'Authorization, whatever the other cookies do',
+      { authorization: 'Bearer alice', cookie: 'AWSALB=one' },
+      { authorization: 'Bearer bob', cookie: 'AWSALB=one' },
+      { authorization: 'Bearer alice', cookie: 'AWSALB=two' },
+    ],
+  ];
+  return carriers.map(([label, alice, bob, aliceLater]) => ({
+    name: `one key and body from two principals identified by ${label}: two records; the same principal's retry replays`,
+    async run({ send, key, counters }) {
+      const k = key();
+      const first = await send('/payments', { key: k, headers: alice });
+      expect(first.status).toBe(201);
+      const other = await send('/payments', { key: k, headers: bob });
+      expect(other.status).toBe(201);
+      expect(other.headers['idempotent-replayed']).toBeUndefined();
+      expect(other.json().id).not.toBe(first.json().id);
+      expectReplayOf(await send('/payments', { key: k, headers: aliceLater }), first);
+      expect(counters.get('payments', k)).toBe(2);
+    },
+  }));
+}
+
+/** The fingerprint every adapter computes for the suite's default POST body on `path`. */
+async function fingerprintOf(path: string): Promise<string> {
+  const { requestFingerprint } = await import('../../../src/http/request-fingerprint.js');
+  return requestFingerprint(
+    {
+      request: undefined,
+      method: 'POST',
+      route: path,
+      target: path,
+      header: (name) => (name === 'content-type' ? 'application/json' : undefined),
+      bodyBytes: Buffer.from('{"amount":100,"currency":"EUR"}'),
+      parsedBody: undefined,
+    },
+    'bytes',
+  );
+}
+
 /** Plays a process that claimed the key with a 100 ms lease and died; returns the answer to a retry meanwhile. */
 async function claimAsCrashedOwner(store: Store, id: string, send: Fixture['send'], key: string) {
   // The claim must carry the fingerprint the adapter will compute for the retry, or the retry is a mismatch.
@@ -493,7 +731,7 @@ async function claimAsCrashedOwner(store: Store, id: string, send: Fixture['send
       method: 'POST',
       route: '/payments',
       target: '/payments',
-      header: () => undefined,
+      header: (name) => (name === 'content-type' ? 'application/json' : undefined),
       bodyBytes: Buffer.from(body),
       parsedBody: undefined,
     },
@@ -505,7 +743,7 @@ async function claimAsCrashedOwner(store: Store, id: string, send: Fixture['send
       method: 'POST',
       route: '/payments',
       target: '/payments',
-      header: () => undefined,
+      header: (name) => (name === 'content-type' ? 'application/json' : undefined),
       bodyBytes: undefined,
       parsedBody: JSON.parse(body),
     },
@@ -534,6 +772,35 @@ const unreachableStore: StoreSetup = {
       get: refuse,
       delete: refuse,
     };
+  },
+};
+
+/**
+ * The machine's Redis behind a TCP proxy that goes silent once the store is connected: a Redis that stopped
+ * answering (frozen, or cut off by the network), so every store call hangs instead of failing.
+ */
+const stoppedRedis: StoreSetup = {
+  name: 'stopped redis',
+  create: async () => {
+    const { Redis } = await import('ioredis');
+    const { RedisStore } = await import('../../../src/stores/redis/index.js');
+    const { startTcpProxy } = await import('../../support/tcp-proxy.js');
+    const { requireService, services } = await import('../../support/services.js');
+    await requireService('redis');
+    const proxy = await startTcpProxy(Number(new URL(services.redis.url).port || 6379));
+    const client = new Redis({ host: '127.0.0.1', port: proxy.port, maxRetriesPerRequest: 1 });
+    client.on('error', () => {});
+    await client.ping();
+    proxy.blackhole();
+    return Object.assign(new RedisStore({ client, prefix: `oncely-http-stopped-${randomUUID()}` }), {
+      stopped: { client, proxy },
+    });
+  },
+  destroy: async (store) => {
+    await store.close?.();
+    const { client, proxy } = (store as unknown as { stopped: { client: Redis; proxy: TcpProxy } }).stopped;
+    client.disconnect();
+    await proxy.close();
   },
 };
 
