@@ -180,7 +180,10 @@ export class Engine {
                 attempt,
                 takeover,
                 result.transaction,
-                sentAt + leaseMs,
+                // The open transaction holds the key (a duplicate waits on its row lock, none can take over), so
+                // this deadline only frees a forgotten claim: it counts from the hand-over, not from the send,
+                // which may have queued for a pooled connection or a row lock.
+                Date.now() + leaseMs,
                 retentionMs,
               )
             : new LeasedClaim(

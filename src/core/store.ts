@@ -165,6 +165,12 @@ export interface StoreTransaction {
   commit(outcome: StoredOutcome, retentionMs: number): Promise<void>;
   /** Rolls everything back, the claim included, and gives the connection back. Never rejects. */
   rollback(): Promise<void>;
+  /**
+   * Ends the transaction for a holder that may still be writing through `handle` (its claim ran out): rolls it
+   * back so that nothing written through the handle afterwards can commit (PostgreSQL: the connection is closed,
+   * not returned to the pool). Never rejects.
+   */
+  abort(): Promise<void>;
 }
 
 /** `beginTransaction`'s answer: the claim with its open transaction, or why the key was not claimed. */

@@ -102,6 +102,7 @@ export class TransactionClaim implements Claim {
     this.#lost = lost;
     this.#parts.emit({ type: 'leaseLost', key: this.key, token: this.token });
     this.#controller.abort(lost);
-    await this.#transaction.rollback();
+    // Not `rollback`: the holder's code may still write through the handle, and must not write outside the claim.
+    await this.#transaction.abort();
   }
 }

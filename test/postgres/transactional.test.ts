@@ -282,7 +282,7 @@ describe('transactional mode', () => {
     const counted: string[] = [];
     const connect = db.pool.connect.bind(db.pool);
     const counting = Object.create(db.pool) as typeof db.pool;
-    counting.connect = (async () => {
+    const countingClient = async () => {
       const client = await connect();
       const query = client.query.bind(client);
       return Object.assign(Object.create(client), {
@@ -294,6 +294,16 @@ describe('transactional mode', () => {
         on: client.on.bind(client),
         off: client.off.bind(client),
       });
+    };
+    // Both forms of pool.connect: the store checks out with a callback (see checkout.ts).
+    counting.connect = ((callback?: (error: unknown, client?: unknown) => void) => {
+      const pending = countingClient();
+      if (callback === undefined) return pending;
+      pending.then(
+        (client) => callback(undefined, client),
+        (error: unknown) => callback(error),
+      );
+      return undefined;
     }) as typeof db.pool.connect;
     counting.query = (() => {
       throw new Error('transactional mode must not run statements outside the transaction');
@@ -376,7 +386,7 @@ describe('a transactional claim owns its transaction', () => {
     expect(await rowsFor(id)).toBe(1);
   });
 
-  it('rolls back at the lease end when never settled: the signal aborts, complete is refused, nothing commits', async () => {
+  it('rolls back at the lease end when never settled: the signal aborts, later writes through the handle fail, complete is refused, nothing commits', async () => {
     const engine = new Engine({ store: store.transactional(), leaseMs: 300 });
     const id = `expire-${Date.now()}`;
     const begun = await engine.begin({ key: id, fingerprint: 'f' });
@@ -386,6 +396,9 @@ describe('a transactional claim owns its transaction', () => {
     await new Promise((resolve) => claim.signal.addEventListener('abort', resolve));
     expect(Date.now()).toBeLessThanOrEqual(claim.deadline + 50);
     expect(claim.signal.reason).toBeInstanceOf(LeaseLostError);
+    // The handler's code may still hold the handle: a write through it now must fail, never autocommit outside
+    // the claim (or land in another request's transaction on a reused connection).
+    await expect(insert(claim, id)).rejects.toThrow();
     await expect(
       claim.complete({ status: 201, headers: [], body: Buffer.from('late') }),
     ).rejects.toBeInstanceOf(LeaseLostError);

@@ -1,4 +1,5 @@
 import type { Client, Notification, Pool, PoolClient } from 'pg';
+import { checkout } from './checkout.js';
 import { quoteIdentifier } from './sql.js';
 
 // After a failed LISTEN connection, waiters poll for this long before one of them tries to listen again.
@@ -69,10 +70,10 @@ export class CompletionListener {
     try {
       listening =
         'pool' in this.#source
-          ? { client: await this.#source.pool.connect(), owned: true }
+          ? { client: await checkout(this.#source.pool, this.#onBroken), owned: true }
           : { client: this.#source.client, owned: false };
       listening.client.on('notification', this.#onNotification);
-      listening.client.on('error', this.#onBroken);
+      if (!listening.owned) listening.client.on('error', this.#onBroken);
       await listening.client.query(`LISTEN ${quoteIdentifier(this.#channel)}`);
       if (this.#closed) {
         await this.#stop(listening, false);

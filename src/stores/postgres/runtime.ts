@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Client, Pool, PoolClient, QueryConfig, QueryResult } from 'pg';
+import { checkout } from './checkout.js';
 import { storeError } from './errors.js';
 import { type Row, storeTypes } from './rows.js';
 import type { SqlValue, Statements, TableTarget } from './sql.js';
@@ -90,13 +91,13 @@ export class PostgresRuntime {
     return (Array.isArray(result) ? result : [result]).map((each) => each.rows as Row[]);
   }
 
-  /** A client of its own for a transaction. */
-  async connect(): Promise<PoolClient> {
+  /** A client of its own for a transaction, with `onError` listening from the moment it is handed out. */
+  async connect(onError: (error: Error) => void): Promise<PoolClient> {
     if (this.pool === undefined) {
       throw storeError('transaction', new Error('transactional mode needs a pg Pool (or a client per call)'));
     }
     try {
-      return await this.pool.connect();
+      return await checkout(this.pool, onError);
     } catch (error) {
       throw storeError('connect', error);
     }

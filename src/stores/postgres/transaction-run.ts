@@ -82,16 +82,20 @@ export async function beginTransaction(
   settings: TransactionSettings,
   input: TransactionBeginInput,
 ): Promise<TransactionBeginResult> {
-  const client = settings.joined ?? (await runtime.connect());
   const scope = settings.joined ? savepointScope : transactionScope(settings.isolation);
-  const session: Session = { client, scope, broken: false };
   const controller = new AbortController();
-  // A checked-out pg client that loses its connection emits 'error', which would crash the process unheard.
+  let session: Session | undefined;
+  let lostEarly = false;
+  // A checked-out pg client that loses its connection emits 'error', which would crash the process unheard; the
+  // pool's client gets this listener in the hand-over itself (see checkout.ts).
   const onLost = (error?: unknown) => {
-    session.broken = true;
+    if (session === undefined) lostEarly = true;
+    else session.broken = true;
     controller.abort(new StoreUnavailableError('the transaction connection was lost', { cause: error }));
   };
-  client.on('error', onLost);
+  const client = settings.joined ?? (await runtime.connect(onLost));
+  session = { client, scope, broken: lostEarly };
+  if (settings.joined !== undefined) client.on('error', onLost);
   client.on('end', onLost);
   let handedOut = false;
   const giveBack = () => {
@@ -174,6 +178,16 @@ function openTransaction(
       } finally {
         giveBack();
       }
+    },
+    async abort(): Promise<void> {
+      if (!close()) return;
+      // Joined: the caller's transaction is theirs to end; undo our savepoint and leave it to them.
+      if (settings.joined !== undefined) return undo(session);
+      // Closing the connection rolls the transaction back on the server, and the handle can never write again: a
+      // statement its holder sends later fails instead of autocommitting outside the claim, or running inside
+      // another request's transaction on a reused connection.
+      session.broken = true;
+      giveBack();
     },
   };
 }
