@@ -43,6 +43,9 @@ export async function startPaymentsServer(options: PaymentsServerOptions): Promi
     // Transactional mode: the claim, the payment row, its event and the stored response share one transaction.
     store: postgres ? (store as PostgresStore).transactional() : store,
     leaseMs: 10_000,
+    // The demo's clients are whoever holds a bearer token, or one anonymous client for curl without one: said
+    // explicitly, as a service whose identity lives elsewhere should say it (see docs/http.md#scope).
+    scope: (req) => req.headers.authorization ?? 'anonymous',
   });
 
   const server = createServer(

@@ -57,8 +57,10 @@ describe('a claim whose network goes silent', () => {
       }
       expect(takenAt).toBeDefined();
       const aborted = await abortedAt;
+      // The owner hears of it by its deadline (give or take a timer's lateness on a loaded machine), and nobody
+      // took the key over before that deadline.
       expect(aborted).toBeLessThanOrEqual(claim.deadline + 30);
-      expect(aborted).toBeLessThan(takenAt!);
+      expect(takenAt!).toBeGreaterThanOrEqual(claim.deadline);
     } finally {
       proxy.heal();
     }
