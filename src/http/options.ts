@@ -1,4 +1,5 @@
 import { Engine, type EngineOptions } from '../core/engine.js';
+import { ENGINE_OPTION_NAMES } from '../core/engine-options.js';
 import { InvalidOptionsError } from '../core/errors.js';
 import type { OncelyEvent } from '../core/events.js';
 import { defaultEnvelopeOptions } from '../core/record.js';
@@ -99,18 +100,6 @@ export const ROUTE_OPTION_NAMES = [
   'retentionMs',
   'longRunning',
   'failOpen',
-] as const;
-
-const ENGINE_OPTION_NAMES = [
-  'store',
-  'leaseMs',
-  'retentionMs',
-  'storeTimeoutMs',
-  'breaker',
-  'compressAboveBytes',
-  'maxBodyBytes',
-  'blobStore',
-  'onEvent',
 ] as const;
 
 const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;

@@ -1,7 +1,7 @@
 import type { ExecutionContext } from '../core/claim.js';
 import { type Codec, structuredCodec } from '../core/codec.js';
 import { Engine, type EngineOptions } from '../core/engine.js';
-import { resolveEngineOptions } from '../core/engine-options.js';
+import { ENGINE_OPTION_NAMES, resolveEngineOptions } from '../core/engine-options.js';
 import { InvalidOptionsError, isInProgressError } from '../core/errors.js';
 import { emitter } from '../core/events.js';
 import { StoreGuard } from '../core/guarded-store.js';
@@ -71,22 +71,7 @@ export function actionFor(outcome: InboxOutcome<unknown>): InboxAction {
   }
 }
 
-const OPTIONS = [
-  'store',
-  'messageId',
-  'scope',
-  'maxAttempts',
-  'onParked',
-  'codec',
-  'leaseMs',
-  'retentionMs',
-  'storeTimeoutMs',
-  'breaker',
-  'compressAboveBytes',
-  'maxBodyBytes',
-  'blobStore',
-  'onEvent',
-] as const;
+const OPTIONS = [...ENGINE_OPTION_NAMES, 'messageId', 'scope', 'maxAttempts', 'onParked', 'codec'] as const;
 // Every delivery of a message is the same request: the id alone decides, whatever the payload bytes.
 const FINGERPRINT = 'inbox-message';
 const PARKED_HEADER = 'oncely-inbox';
