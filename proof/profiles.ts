@@ -1,0 +1,61 @@
+// The sizes of a proof run. `full` is what `npm run proof` runs and docs/guarantees.md reports; `short` is the
+// same harness small enough for `npm test` (test/proof/http.test.ts).
+import type { FaultPlan, ProofSettings } from './harness.js';
+import { STORE_KINDS } from './types.js';
+
+type Profile = Omit<ProofSettings, 'profile' | 'outDir' | 'keep' | 'log'>;
+
+/** Every fault, twice for the process faults and the store restart, spread over the run. */
+const FULL_FAULTS: FaultPlan[] = [
+  { at: 0.08, kind: 'server-kill', durationMs: 1_000 },
+  { at: 0.16, kind: 'server-stall', durationMs: 1_500 },
+  { at: 0.25, kind: 'store-restart', durationMs: 1_500 },
+  { at: 0.33, kind: 'script-flush' },
+  { at: 0.41, kind: 'partition', durationMs: 4_000 },
+  { at: 0.52, kind: 'latency', durationMs: 5_000, latencyMs: 1_100 },
+  { at: 0.62, kind: 'server-kill', durationMs: 1_000 },
+  { at: 0.7, kind: 'latency', durationMs: 5_000, latencyMs: 100 },
+  { at: 0.79, kind: 'store-restart', durationMs: 1_500 },
+  { at: 0.88, kind: 'server-stall', durationMs: 1_500 },
+];
+
+export const PROFILES: Record<'full' | 'short', Profile> = {
+  full: {
+    stores: STORE_KINDS,
+    requests: 100_000,
+    keys: 2_000,
+    clients: 4,
+    concurrency: 32,
+    window: 12,
+    leaseMs: 3_000,
+    waitMs: 2_000,
+    storeTimeoutMs: 2_000,
+    handlerMs: 20,
+    timeoutMs: 5_000,
+    lostProbability: 0.01,
+    maxOperationMs: 120_000,
+    faults: FULL_FAULTS,
+  },
+  short: {
+    stores: ['redis', 'postgres-tx'],
+    requests: 3_000,
+    keys: 150,
+    clients: 2,
+    concurrency: 12,
+    window: 6,
+    leaseMs: 1_500,
+    waitMs: 1_000,
+    storeTimeoutMs: 1_000,
+    handlerMs: 10,
+    timeoutMs: 3_000,
+    lostProbability: 0.02,
+    maxOperationMs: 30_000,
+    faults: [
+      { at: 0.1, kind: 'server-kill', durationMs: 300 },
+      { at: 0.25, kind: 'server-stall', durationMs: 500 },
+      { at: 0.45, kind: 'store-restart', durationMs: 500 },
+      { at: 0.6, kind: 'partition', durationMs: 1_500 },
+      { at: 0.75, kind: 'latency', durationMs: 1_500, latencyMs: 600 },
+    ],
+  },
+};
