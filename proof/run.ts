@@ -25,6 +25,7 @@ const { values } = parseArgs({
     keep: { type: 'boolean', default: false },
     'no-faults': { type: 'boolean', default: false },
     concurrency: { type: 'string' },
+    'handler-ms': { type: 'string' },
   },
 });
 const profile = PROFILES[values.profile as keyof typeof PROFILES];
@@ -40,6 +41,7 @@ const custom =
   values.requests !== undefined ||
   values.keys !== undefined ||
   values.concurrency !== undefined ||
+  values['handler-ms'] !== undefined ||
   values['no-faults'];
 const outDir =
   values.out ??
@@ -52,6 +54,7 @@ const settings: ProofSettings = {
   requests: values.requests === undefined ? profile.requests : Number(values.requests),
   keys: values.keys === undefined ? profile.keys : Number(values.keys),
   concurrency: values.concurrency === undefined ? profile.concurrency : Number(values.concurrency),
+  handlerMs: values['handler-ms'] === undefined ? profile.handlerMs : Number(values['handler-ms']),
   faults: values['no-faults'] ? [] : profile.faults,
   outDir: join(ROOT, '.tmp/proof/runs'),
   keep: values.keep,
