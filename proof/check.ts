@@ -100,6 +100,10 @@ export function check(input: CheckInput): CheckResult {
       : 'keys with two or more effects from claims that were not lost (completed, released, or unsettled outside a fault)',
   );
   define('two-completes', 'keys on which the store accepted two completes (two different tokens)');
+  define(
+    'stale-complete-accepted',
+    'keys whose outcome was stored under a token lower than one the store had granted on that key (fencing broken)',
+  );
   define('2xx-without-effect', 'keys for which a client saw a 2xx whose token has no effect in the ledger');
   define(
     '2xx-bodies-differ',
@@ -123,10 +127,24 @@ export function check(input: CheckInput): CheckResult {
   }
   const eventsOf = new Map<string, EventRow[]>();
   const granted = new Set<string>();
+  const grantsOf = new Map<string, number[]>();
+  const completesOf = new Map<string, number[]>();
   for (const event of input.events) {
     const id = `${event.id}:${event.token}`;
     slot(eventsOf, id, () => []).push(event);
-    if (event.type === 'acquired' || event.type === 'takeover') granted.add(id);
+    if (event.type === 'acquired' || event.type === 'takeover') {
+      granted.add(id);
+      slot(grantsOf, event.id, () => []).push(event.token!);
+    }
+    if (event.type === 'completed') slot(completesOf, event.id, () => []).push(event.token!);
+  }
+  // A completed record is never claimed again (its retention outlives the run, and every store here keeps what it
+  // acknowledged), so a grant above a completed token means the store accepted a complete from a stale claim.
+  for (const [id, completed] of completesOf) {
+    const highest = Math.max(...(grantsOf.get(id) ?? []));
+    for (const token of completed)
+      if (highest > token)
+        fail('stale-complete-accepted', { id, completed: token, granted: grantsOf.get(id) });
   }
   const storeWindows = input.faults
     .filter((fault) => fault.storeFault)
@@ -134,6 +152,19 @@ export function check(input: CheckInput): CheckResult {
       (fault) => [fault.startedAt - input.leaseMs, fault.endedAt + 4 * input.storeTimeoutMs + 2_000] as const,
     );
   const inStoreFault = (at: number) => storeWindows.some(([from, to]) => at >= from && at <= to);
+  // When an execution's complete was sent: right after its effect, unless its process was stopped (SIGSTOP)
+  // in between, in which case when it was resumed.
+  const stalls = input.faults.filter((fault) => fault.kind === 'server-stall');
+  const completeSentAt = (row: ExecutionRow) => {
+    for (const stall of stalls)
+      if (
+        stall.stalledPids.includes(row.pid) &&
+        row.at <= stall.endedAt &&
+        row.at >= stall.startedAt - input.leaseMs
+      )
+        return stall.endedAt;
+    return row.at;
+  };
   const anyWindows = input.faults.map(
     (fault) =>
       [fault.startedAt - input.leaseMs, fault.endedAt + input.leaseMs + 4 * input.storeTimeoutMs] as const,
@@ -202,7 +233,7 @@ export function check(input: CheckInput): CheckResult {
           verdict = 'claim-lost';
           if (!inAnyFault(row.at)) claimLostOutsideFaults++;
         } else if (has('released')) verdict = 'released';
-        else if (inStoreFault(row.at)) verdict = 'complete-unconfirmed';
+        else if (inStoreFault(completeSentAt(row))) verdict = 'complete-unconfirmed';
         else verdict = 'unsettled';
         classOf.set(row.token!, verdict);
         classes[verdict] = (classes[verdict] ?? 0) + 1;

@@ -192,15 +192,24 @@ async function operate(index: number): Promise<void> {
 
 const startedAt = Date.now();
 const progress = setInterval(() => process.send?.({ sent, ok }), 200);
+// The harness says when the load ends (it sent its requests and every fault was injected and lifted).
+let stop = false;
+process.on('message', (message) => {
+  if (message === 'stop') stop = true;
+});
+process.on('disconnect', () => {
+  stop = true;
+});
 
 if (config.mode === 'load') {
   // Every operation picks a key within `window` of the run's position, which moves with the requests sent: at
   // any moment all clients work on the same few dozen keys (concurrent duplicates, then replays), and the
   // position sweeps every key once.
   const user = async () => {
-    while (sent < config.requests) {
+    while (!stop) {
+      // Past the planned requests (the harness waits for its faults), the position moves on to new keys.
       const position = Math.floor((sent / config.requests) * config.keys);
-      const index = Math.max(0, Math.min(config.keys - 1, position + between(-config.window, config.window)));
+      const index = Math.max(0, position + between(-config.window, config.window));
       await operate(index);
     }
   };

@@ -44,6 +44,8 @@ export interface FaultPlan {
   readonly durationMs?: number;
   /** latency: added per direction. */
   readonly latencyMs?: number;
+  /** server-stall: resume the owner as soon as a takeover holds one of its keys (at most lease + duration). */
+  readonly resumeOnTakeover?: boolean;
 }
 
 export interface ProofSettings {
@@ -64,6 +66,8 @@ export interface ProofSettings {
   readonly lostProbability: number;
   readonly maxOperationMs: number;
   readonly faults: readonly FaultPlan[];
+  /** Least time between one fault's end and the next one's start. */
+  readonly faultGapMs: number;
   readonly outDir: string;
   /** Keep the ledger schema after the run (for digging). */
   readonly keep: boolean;
@@ -90,7 +94,6 @@ export interface StoreReport {
   };
   readonly outcomes: Record<Outcome, number>;
   readonly faults: FaultRecord[];
-  readonly skippedFaults: FaultPlan[];
   readonly processes: ProcessRecord[];
   readonly result: CheckResult;
   readonly ledgerSchema: string;
@@ -101,6 +104,7 @@ interface AppServer {
   readonly adapter: Adapter;
   readonly config: ServerConfig;
   child: ChildProcess;
+  status: () => Promise<Claims>;
   record: ProcessRecord;
   /** Set before the harness kills or stops it: any other exit is a crash. */
   expectExit: boolean;
@@ -114,22 +118,29 @@ export interface Crash {
   readonly log: string;
 }
 
+/** [storage id, token] of the claims a server is running. */
+type Claims = Array<[string, number]>;
+
 const isRunning = (child: ChildProcess) => child.exitCode === null && child.signalCode === null;
 
 /** Spawns an app server (its stderr to a log file of its own) and waits until it listens. */
 async function spawnServer(
   config: ServerConfig,
   logDir: string,
-): Promise<{ child: ChildProcess; pid: number }> {
+): Promise<{ child: ChildProcess; pid: number; status: () => Promise<Claims> }> {
   const log = openSync(join(logDir, `server-${config.name}-${Date.now()}.log`), 'a');
   const child = spawn(process.execPath, ['--import', 'tsx', here('server.ts'), JSON.stringify(config)], {
     cwd: ROOT,
     stdio: ['pipe', 'pipe', log],
   });
   closeSync(log);
+  const lines = createInterface({ input: child.stdout! });
+  const waiting: ((line: string) => void)[] = [];
+  lines.on('line', (text) => waiting.shift()?.(text));
+  const nextLine = () => new Promise<string>((resolve) => waiting.push(resolve));
   const line = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`${config.name} did not start within 60 s`)), 60_000);
-    createInterface({ input: child.stdout! }).once('line', (text) => {
+    void nextLine().then((text) => {
       clearTimeout(timer);
       resolve(text);
     });
@@ -138,23 +149,54 @@ async function spawnServer(
       reject(new Error(`${config.name} exited with ${code ?? signal} before listening`));
     });
   });
-  child.stdout!.resume();
-  return { child, pid: (JSON.parse(line) as { pid: number }).pid };
+  /** Claims of this process whose handler is between its effect and its answer (none if it does not answer). */
+  const status = async (): Promise<Claims> => {
+    if (!isRunning(child)) return [];
+    const answer = nextLine();
+    child.stdin!.write('status\n');
+    const text = await Promise.race([answer, sleep(1_000).then(() => undefined)]);
+    return text === undefined ? [] : (JSON.parse(text) as { claims: Claims }).claims;
+  };
+  return { child, pid: (JSON.parse(line) as { pid: number }).pid, status };
 }
 
-function runClient(config: ClientConfig, onProgress: (sent: number) => void): Promise<ClientResult> {
+/**
+ * Waits (up to `maxMs`) until the server has at least `wanted` handlers between their effect and their answer,
+ * so a kill or a stop lands mid-request; returns how many it had.
+ */
+async function midRequest(server: AppServer, wanted: number, maxMs: number): Promise<Claims> {
+  const until = Date.now() + maxMs;
+  let best: Claims = [];
+  while (Date.now() < until) {
+    const claims = await server.status();
+    if (claims.length > best.length) best = claims;
+    if (claims.length >= wanted) return claims;
+    await sleep(5);
+  }
+  return best;
+}
+
+/** A client process; `stop` tells it to start no new operation (the ones in flight finish). */
+function runClient(
+  config: ClientConfig,
+  onProgress: (sent: number) => void,
+): { done: Promise<ClientResult>; stop: () => void } {
   const child = spawn(process.execPath, ['--import', 'tsx', here('client.ts'), JSON.stringify(config)], {
     cwd: ROOT,
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
   child.on('message', (message: { sent: number }) => onProgress(message.sent));
-  return new Promise((resolve, reject) => {
+  const done = new Promise<ClientResult>((resolve, reject) => {
     child.once('exit', (code) => {
       if (code !== 0) return reject(new Error(`client ${config.index} exited with ${code}`));
       resolve(JSON.parse(readFileSync(config.resultFile, 'utf8')) as ClientResult);
     });
   });
+  return { done, stop: () => child.connected && child.send('stop') };
 }
+
+/** After the last fault, the load goes on this long so its recovery can be seen. */
+const TAIL_MS = 3_000;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -241,6 +283,7 @@ export async function runStore(
       void spawnServer(server.config, outDir).then(
         (restarted) => {
           server.child = restarted.child;
+          server.status = restarted.status;
           server.record = {
             pid: restarted.pid,
             server: server.name,
@@ -256,7 +299,7 @@ export async function runStore(
     });
   }
   try {
-    store = await startStore(kind, { url: services.postgres.url, schema, applicationName });
+    store = await startStore(kind, { url: services.postgres.url, schema, applicationName }, `proof-${runId}`);
     const ports = await Promise.all(ADAPTERS.map(() => freePort()));
     const configs = ADAPTERS.map(
       (adapter, index): ServerConfig => ({
@@ -273,7 +316,7 @@ export async function runStore(
       }),
     );
     const started = await Promise.all(configs.map((config) => spawnServer(config, outDir)));
-    started.forEach(({ child, pid }, index) => {
+    started.forEach(({ child, pid, status }, index) => {
       const config = configs[index]!;
       const record: ProcessRecord = {
         pid,
@@ -288,6 +331,7 @@ export async function runStore(
         adapter: config.adapter,
         config,
         child,
+        status,
         record,
         expectExit: false,
       };
@@ -306,56 +350,56 @@ export async function runStore(
     const keyPrefix = `k${runId}`;
     const sentBy = new Array<number>(settings.clients).fill(0);
     const progress = () => sentBy.reduce((sum, n) => sum + n, 0) / settings.requests;
-    let loadDone = false;
     const loadStarted = Date.now();
-    const clients = Promise.all(
-      Array.from({ length: settings.clients }, (_, index) =>
-        runClient(
-          {
-            index,
-            mode: 'load',
-            epoch,
-            servers: serverUrls,
-            keyPrefix,
-            keys: settings.keys,
-            requests: Math.ceil(settings.requests / settings.clients),
-            concurrency: settings.concurrency,
-            window: settings.window,
-            timeoutMs: settings.timeoutMs,
-            lostProbability: settings.lostProbability,
-            maxOperationMs: settings.maxOperationMs,
-            resultFile: join(outDir, `client-${index}.json`),
-            seed: Number.parseInt(runId, 16) + index,
-          },
-          (sent) => {
-            sentBy[index] = sent;
-          },
-        ),
+    // The load runs until it sent its requests AND every fault of the plan was injected and lifted (plus a
+    // tail to see the last one recover): the faults are triggered by progress, and a fault that takes longer
+    // than the load it was aimed at must not be skipped.
+    const clientRuns = Array.from({ length: settings.clients }, (_, index) =>
+      runClient(
+        {
+          index,
+          mode: 'load',
+          epoch,
+          servers: serverUrls,
+          keyPrefix,
+          keys: settings.keys,
+          requests: Math.ceil(settings.requests / settings.clients),
+          concurrency: settings.concurrency,
+          window: settings.window,
+          timeoutMs: settings.timeoutMs,
+          lostProbability: settings.lostProbability,
+          maxOperationMs: settings.maxOperationMs,
+          resultFile: join(outDir, `client-${index}.json`),
+          seed: Number.parseInt(runId, 16) + index,
+        },
+        (sent) => {
+          sentBy[index] = sent;
+        },
       ),
-    ).finally(() => {
-      loadDone = true;
-    });
+    );
+    const clients = Promise.all(clientRuns.map((run) => run.done));
 
     // The fault schedule, driven by progress.
     const faults: FaultRecord[] = [];
-    const skippedFaults: FaultPlan[] = [];
     let victim = 0;
     const plan = settings.faults.filter(
       (fault) => fault.kind !== 'script-flush' || store!.scriptFlush !== undefined,
     );
     const injector = (async () => {
+      let lifted = 0;
       for (const planned of plan) {
-        while (!loadDone && progress() < planned.at) await sleep(50);
-        if (loadDone) {
-          skippedFaults.push(planned);
-          continue;
-        }
+        // Faults are spaced: each one's consequences (orphaned claims, late commands) play out before the next.
+        while (progress() < planned.at || Date.now() < lifted + settings.faultGapMs) await sleep(50);
         const record = await inject(planned, progress());
+        lifted = record.endedAt;
         faults.push(record);
         log(
           `${kind}: ${record.name} at ${(record.at * 100).toFixed(0)}%: ${record.detail} (${record.endedAt - record.startedAt} ms)`,
         );
       }
+      while (progress() < 1) await sleep(50);
+      await sleep(TAIL_MS);
+      for (const run of clientRuns) run.stop();
     })();
 
     async function inject(planned: FaultPlan, at: number): Promise<FaultRecord> {
@@ -372,6 +416,8 @@ export async function runStore(
         case 'server-kill': {
           const server = servers[victim++ % servers.length]!;
           const pid = server.record.pid;
+          const inflight = (await midRequest(server, 1, 5_000)).length;
+          base.startedAt = Date.now();
           server.expectExit = true;
           const exited = isRunning(server.child)
             ? new Promise((resolve) => server.child.once('exit', resolve))
@@ -383,6 +429,7 @@ export async function runStore(
           await sleep(duration);
           const restarted = await spawnServer(server.config, outDir);
           server.child = restarted.child;
+          server.status = restarted.status;
           server.expectExit = false;
           server.record = {
             pid: restarted.pid,
@@ -397,7 +444,7 @@ export async function runStore(
             ...base,
             name: 'SIGKILL app server',
             kind: 'server-kill',
-            detail: `${server.name} (pid ${pid}) killed mid-request, restarted ${duration} ms later as pid ${restarted.pid}`,
+            detail: `${server.name} (pid ${pid}) killed with ${inflight} handler(s) between effect and answer, restarted ${duration} ms later as pid ${restarted.pid}`,
             endedAt: Date.now(),
             killedPids: [pid],
             storeFault: false,
@@ -406,15 +453,39 @@ export async function runStore(
         case 'server-stall': {
           const server = servers[victim++ % servers.length]!;
           const pid = server.record.pid;
-          const stopFor = settings.leaseMs + duration;
+          const claims = await midRequest(server, 1, 5_000);
+          base.startedAt = Date.now();
           server.child.kill('SIGSTOP');
-          await sleep(stopFor);
+          // Past the lease, resume as soon as another claim holds one of the stopped owner's keys (its stale
+          // complete then races a claim in progress), or at lease + duration.
+          let resumedOn = '';
+          let lastSeen = '';
+          await sleep(settings.leaseMs);
+          while (planned.resumeOnTakeover && Date.now() < base.startedAt + settings.leaseMs + duration) {
+            for (const [id, token] of claims) {
+              const record = await store!.peek(id).catch((error: unknown) => {
+                lastSeen = String(error);
+                return undefined;
+              });
+              if (record !== undefined)
+                lastSeen = `${record.state} ${record.token} (stopped owner's ${token})`;
+              if (record !== undefined && record.token > token && record.state === 'inProgress')
+                resumedOn = `, resumed as soon as a takeover (token ${record.token} > ${token}) held one of its keys`;
+            }
+            if (resumedOn !== '') break;
+            await sleep(5);
+          }
+          if (resumedOn === '') {
+            await sleep(base.startedAt + settings.leaseMs + duration - Date.now());
+            if (planned.resumeOnTakeover) resumedOn = `, no takeover seen in progress (last: ${lastSeen})`;
+          }
           server.child.kill('SIGCONT');
+          const stopped = Date.now() - base.startedAt;
           return {
             ...base,
             name: 'SIGSTOP owner past its lease',
             kind: 'server-stall',
-            detail: `${server.name} (pid ${pid}) stopped for ${stopFor} ms (lease ${settings.leaseMs} ms), then SIGCONT`,
+            detail: `${server.name} (pid ${pid}) stopped with ${claims.length} handler(s) between effect and answer, for ${stopped} ms (lease ${settings.leaseMs} ms), then SIGCONT${resumedOn}`,
             endedAt: Date.now(),
             stalledPids: [pid],
             storeFault: false,
@@ -481,6 +552,14 @@ export async function runStore(
 
     // Let claims orphaned by the faults run out their lease, then retry every key once, as a late client would.
     await sleep(settings.leaseMs + 500);
+    const keysUsed =
+      1 +
+      Math.max(
+        0,
+        ...results.flatMap((r) =>
+          Object.keys(r.keys).map((key) => Number(key.slice(key.lastIndexOf('-') + 1))),
+        ),
+      );
     const final = await runClient(
       {
         index: settings.clients,
@@ -488,8 +567,8 @@ export async function runStore(
         epoch,
         servers: serverUrls,
         keyPrefix,
-        keys: settings.keys,
-        requests: settings.keys,
+        keys: keysUsed,
+        requests: keysUsed,
         concurrency: 16,
         window: 0,
         timeoutMs: settings.timeoutMs,
@@ -499,7 +578,7 @@ export async function runStore(
         seed: 1,
       },
       () => {},
-    );
+    ).done;
     // Stop the servers gracefully: each flushes its event log first.
     stopping = true;
     await Promise.all(
@@ -544,7 +623,7 @@ export async function runStore(
       requests,
       finalRequests: final.requests,
       operations: results.reduce((sum, r) => sum + r.operations, 0),
-      keys: settings.keys,
+      keys: keysUsed,
       servers: servers.map((s) => ({ name: s.name, adapter: s.adapter })),
       clients: settings.clients,
       throughput: Math.round(requests / (loadMs / 1000)),
@@ -556,7 +635,6 @@ export async function runStore(
       },
       outcomes,
       faults,
-      skippedFaults,
       processes,
       result,
       ledgerSchema: schema,

@@ -5,18 +5,24 @@ import { STORE_KINDS } from './types.js';
 
 type Profile = Omit<ProofSettings, 'profile' | 'outDir' | 'keep' | 'log'>;
 
-/** Every fault, twice for the process faults and the store restart, spread over the run. */
+/**
+ * Every fault, spread over the run; the process faults and the store restart twice. The stalls differ: two
+ * last 2 s past the lease (the stalled server's clients time out and retry elsewhere, the key is taken over,
+ * the owner resumes long after), one resumes the owner the moment a takeover holds one of its keys (its stale
+ * complete must be refused while another claim is in progress).
+ */
 const FULL_FAULTS: FaultPlan[] = [
   { at: 0.08, kind: 'server-kill', durationMs: 1_000 },
-  { at: 0.16, kind: 'server-stall', durationMs: 1_500 },
+  { at: 0.16, kind: 'server-stall', durationMs: 2_000 },
   { at: 0.25, kind: 'store-restart', durationMs: 1_500 },
   { at: 0.33, kind: 'script-flush' },
   { at: 0.41, kind: 'partition', durationMs: 4_000 },
-  { at: 0.52, kind: 'latency', durationMs: 5_000, latencyMs: 1_100 },
+  { at: 0.47, kind: 'server-stall', durationMs: 2_000, resumeOnTakeover: true },
+  { at: 0.53, kind: 'latency', durationMs: 5_000, latencyMs: 1_100 },
   { at: 0.62, kind: 'server-kill', durationMs: 1_000 },
   { at: 0.7, kind: 'latency', durationMs: 5_000, latencyMs: 100 },
   { at: 0.79, kind: 'store-restart', durationMs: 1_500 },
-  { at: 0.88, kind: 'server-stall', durationMs: 1_500 },
+  { at: 0.88, kind: 'server-stall', durationMs: 2_000 },
 ];
 
 export const PROFILES: Record<'full' | 'short', Profile> = {
@@ -30,11 +36,12 @@ export const PROFILES: Record<'full' | 'short', Profile> = {
     leaseMs: 3_000,
     waitMs: 2_000,
     storeTimeoutMs: 2_000,
-    handlerMs: 20,
-    timeoutMs: 5_000,
+    handlerMs: 250,
+    timeoutMs: 4_000,
     lostProbability: 0.01,
     maxOperationMs: 120_000,
     faults: FULL_FAULTS,
+    faultGapMs: 8_000,
   },
   short: {
     stores: ['redis', 'postgres-tx'],
@@ -46,16 +53,17 @@ export const PROFILES: Record<'full' | 'short', Profile> = {
     leaseMs: 1_500,
     waitMs: 1_000,
     storeTimeoutMs: 1_000,
-    handlerMs: 10,
+    handlerMs: 100,
     timeoutMs: 3_000,
     lostProbability: 0.02,
     maxOperationMs: 30_000,
     faults: [
       { at: 0.1, kind: 'server-kill', durationMs: 300 },
-      { at: 0.25, kind: 'server-stall', durationMs: 500 },
+      { at: 0.25, kind: 'server-stall', durationMs: 1_000, resumeOnTakeover: true },
       { at: 0.45, kind: 'store-restart', durationMs: 500 },
       { at: 0.6, kind: 'partition', durationMs: 1_500 },
       { at: 0.75, kind: 'latency', durationMs: 1_500, latencyMs: 600 },
     ],
+    faultGapMs: 3_000,
   },
 };

@@ -62,8 +62,6 @@ export function markdown(report: ProofReport): string {
         `| ${fault.name} | ${(fault.at * 100).toFixed(0)}% | ${fault.detail} | ${n(fault.endedAt - fault.startedAt)} ms | ${fault.recoveryMs === null || fault.recoveryMs === undefined ? 'not within the run' : `${n(fault.recoveryMs)} ms`} | ${n(fault.failuresDuring ?? 0)} |`,
       );
     }
-    if (store.skippedFaults.length > 0)
-      lines.push('', `Skipped (the load ended first): ${store.skippedFaults.map((f) => f.kind).join(', ')}.`);
     lines.push('');
     lines.push('| check | violations |');
     lines.push('| --- | ---: |');

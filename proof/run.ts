@@ -5,6 +5,7 @@
 //   npm run proof                               the full run (sizes below), about 15 minutes on 2 cores
 //   npm run proof -- --profile short            the small run that `npm test` also runs (test/proof/)
 //   npm run proof -- --stores redis,postgres-tx --requests 20000 --keys 500 --keep
+//   npm run proof -- --faults server-stall,partition      only these faults of the plan (--no-faults: none)
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -24,6 +25,7 @@ const { values } = parseArgs({
     out: { type: 'string' },
     keep: { type: 'boolean', default: false },
     'no-faults': { type: 'boolean', default: false },
+    faults: { type: 'string' },
     concurrency: { type: 'string' },
     'handler-ms': { type: 'string' },
   },
@@ -42,7 +44,8 @@ const custom =
   values.keys !== undefined ||
   values.concurrency !== undefined ||
   values['handler-ms'] !== undefined ||
-  values['no-faults'];
+  values['no-faults'] ||
+  values.faults !== undefined;
 const outDir =
   values.out ??
   (values.profile === 'full' && !custom ? join(ROOT, 'proof/results') : join(ROOT, '.tmp/proof'));
@@ -55,7 +58,11 @@ const settings: ProofSettings = {
   keys: values.keys === undefined ? profile.keys : Number(values.keys),
   concurrency: values.concurrency === undefined ? profile.concurrency : Number(values.concurrency),
   handlerMs: values['handler-ms'] === undefined ? profile.handlerMs : Number(values['handler-ms']),
-  faults: values['no-faults'] ? [] : profile.faults,
+  faults: values['no-faults']
+    ? []
+    : profile.faults.filter(
+        (fault) => values.faults === undefined || values.faults.split(',').includes(fault.kind),
+      ),
   outDir: join(ROOT, '.tmp/proof/runs'),
   keep: values.keep,
   log: (line) => process.stdout.write(`[proof ${new Date().toISOString().slice(11, 19)}] ${line}\n`),

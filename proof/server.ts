@@ -9,6 +9,7 @@
 // end it flushes its event log and exits.
 import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
+import { createInterface } from 'node:readline';
 import { serve } from '@hono/node-server';
 import express from 'express';
 import Fastify from 'fastify';
@@ -133,6 +134,9 @@ interface Answer {
   readonly body: string;
 }
 
+/** Handlers between their effect and their answer: what a fault aims at ("mid-request"). */
+const inflight = new Map<string, number>();
+
 /** The business logic: the effect, recorded before the answer, then some work, then the payment as JSON. */
 async function pay(
   context: Context | undefined,
@@ -167,8 +171,13 @@ async function pay(
       return { status: 503, body: '{"error":"database unavailable"}' };
     }
   }
-  const work = Math.floor(Math.random() * (config.handlerMs + 1));
-  if (work > 0) await new Promise((resolve) => setTimeout(resolve, work));
+  inflight.set(id, token);
+  try {
+    const work = Math.floor(Math.random() * (config.handlerMs + 1));
+    if (work > 0) await new Promise((resolve) => setTimeout(resolve, work));
+  } finally {
+    inflight.delete(id);
+  }
   return {
     status: 201,
     body: JSON.stringify({ key, token, pid, server: config.name, payment: randomUUID() }),
@@ -271,5 +280,8 @@ async function shutdown(): Promise<void> {
   await ledger.end().catch(() => {});
   process.exit(0);
 }
-process.stdin.resume();
+// The harness asks `status` on stdin before it aims a fault at this process.
+createInterface({ input: process.stdin }).on('line', (line) => {
+  if (line === 'status') process.stdout.write(`${JSON.stringify({ claims: [...inflight] })}\n`);
+});
 process.stdin.on('end', () => void shutdown());

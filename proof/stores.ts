@@ -12,7 +12,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { Redis } from 'ioredis';
+import { Cluster, Redis } from 'ioredis';
 import pg from 'pg';
 import { type RedisProcess, startRedis, stopAll } from '../test/redis/support/redis-server.js';
 import { type FaultProxy, startFaultProxy } from './proxy.js';
@@ -27,6 +27,8 @@ export interface StoreUnderTest {
   readonly proxies: readonly FaultProxy[];
   /** The store's restart fault; resolves when the store answers again, with what was done. */
   restart(downMs: number): Promise<string>;
+  /** The record of a storage id as the store has it now (read directly, not through the proxies). */
+  peek(id: string): Promise<{ state: 'inProgress' | 'completed' | 'released'; token: number } | undefined>;
   /** Redis only: `SCRIPT FLUSH` on every node. */
   scriptFlush?(): Promise<string>;
   close(): Promise<void>;
@@ -35,10 +37,19 @@ export interface StoreUnderTest {
 export async function startStore(
   kind: StoreKind,
   postgres: { url: string; schema: string; applicationName: string },
+  prefix: string,
 ): Promise<StoreUnderTest> {
-  if (kind === 'redis') return startStandalone();
-  if (kind === 'cluster') return startCluster();
+  if (kind === 'redis') return startStandalone(prefix);
+  if (kind === 'cluster') return startCluster(prefix);
   return startPostgres(kind, postgres);
+}
+
+const STATES = { p: 'inProgress', c: 'completed', r: 'released' } as const;
+
+async function peekRedis(client: Redis | Cluster, prefix: string, id: string) {
+  const [state, token] = await client.hmget(`${prefix}:{${id}}`, 's', 't');
+  if (state === null || token === null) return undefined;
+  return { state: STATES[state as keyof typeof STATES], token: Number(token) };
 }
 
 async function restartNode(
@@ -51,9 +62,11 @@ async function restartNode(
   return startRedis({ port: node.port, dir: node.dir, args });
 }
 
-async function startStandalone(): Promise<StoreUnderTest> {
+async function startStandalone(prefix: string): Promise<StoreUnderTest> {
   let node = await startRedis({ args: PERSISTENT });
   const proxy = await startFaultProxy(node.port);
+  const admin = new Redis({ port: node.port, host: '127.0.0.1', retryStrategy: () => 50 });
+  admin.on('error', () => {});
   return {
     kind: 'redis',
     connection: { kind: 'redis', port: proxy.port },
@@ -62,11 +75,13 @@ async function startStandalone(): Promise<StoreUnderTest> {
       node = await restartNode(node, PERSISTENT, downMs);
       return `redis-server :${node.port} SIGKILL, down ${downMs} ms, restarted from its AOF`;
     },
+    peek: (id) => peekRedis(admin, prefix, id),
     async scriptFlush() {
       await flush([node.port]);
       return `SCRIPT FLUSH on :${node.port}`;
     },
     async close() {
+      admin.disconnect();
       await proxy.close();
       await stopAll([node]);
     },
@@ -103,7 +118,7 @@ async function waitForClusterOk(port: number): Promise<void> {
   }
 }
 
-async function startCluster(): Promise<StoreUnderTest> {
+async function startCluster(prefix: string): Promise<StoreUnderTest> {
   const nodes: RedisProcess[] = [];
   const argsOf = (dir: string) => [
     '--cluster-enabled',
@@ -131,6 +146,11 @@ async function startCluster(): Promise<StoreUnderTest> {
     throw error;
   }
   const proxies = await Promise.all(nodes.map((n) => startFaultProxy(n.port)));
+  const admin = new Cluster(
+    nodes.map((n) => ({ host: '127.0.0.1', port: n.port })),
+    { clusterRetryStrategy: () => 50 },
+  );
+  admin.on('error', () => {});
   let victim = 0;
   return {
     kind: 'cluster',
@@ -147,11 +167,13 @@ async function startCluster(): Promise<StoreUnderTest> {
       await Promise.all(nodes.map((n) => waitForClusterOk(n.port)));
       return `cluster master :${node.port} (1 of 3) SIGKILL, down ${downMs} ms, restarted from its AOF and nodes.conf`;
     },
+    peek: (id) => peekRedis(admin, prefix, id),
     async scriptFlush() {
       await flush(nodes.map((n) => n.port));
       return 'SCRIPT FLUSH on all 3 masters';
     },
     async close() {
+      admin.disconnect();
       await Promise.all(proxies.map((p) => p.close()));
       await stopAll(nodes);
     },
@@ -193,6 +215,13 @@ async function startPostgres(
         terminated += rows[0].n as number;
       }
       return `pg_terminate_backend of every app connection (application_name ${postgres.applicationName}), 3 rounds over 600 ms: ${terminated} backends`;
+    },
+    async peek(id) {
+      const { rows } = await admin.query(
+        `SELECT state, token::float8 AS token FROM "${postgres.schema}".oncely_keys WHERE key = $1`,
+        [id],
+      );
+      return rows[0] as { state: 'inProgress' | 'completed' | 'released'; token: number } | undefined;
     },
     async close() {
       await proxy.close();

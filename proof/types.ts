@@ -51,8 +51,9 @@ export interface ClientConfig {
   readonly epoch: number;
   readonly servers: ReadonlyArray<{ readonly name: string; readonly url: string }>;
   readonly keyPrefix: string;
+  /** Keys the planned requests sweep (more when the load runs longer); `final`: keys 0..keys-1. */
   readonly keys: number;
-  /** Requests this client sends before it stops starting new operations. */
+  /** Requests this client is to send (the key position moves with them); it stops when the harness says. */
   readonly requests: number;
   readonly concurrency: number;
   /** Keys either side of the current position that an operation picks from: how much clients collide. */
