@@ -63,7 +63,7 @@ export async function createLedger(url: string, schema: string, withStoreTable: 
       pid integer NOT NULL, server text NOT NULL, adapter text NOT NULL, route text NOT NULL, at_ms bigint NOT NULL);
     CREATE TABLE "${schema}".payments (
       serial bigserial, key text NOT NULL, id text NOT NULL, token bigint NOT NULL, pid integer NOT NULL,
-      server text NOT NULL, at_ms bigint NOT NULL);
+      server text NOT NULL, at_ms bigint NOT NULL, backend integer, tx_started_ms bigint);
     CREATE TABLE "${schema}".events (
       serial bigserial, id text NOT NULL, token bigint, type text NOT NULL, detail text NOT NULL,
       at_ms bigint NOT NULL, pid integer NOT NULL, server text NOT NULL);

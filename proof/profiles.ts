@@ -3,7 +3,7 @@
 import type { FaultPlan, ProofSettings } from './harness.js';
 import { STORE_KINDS } from './types.js';
 
-type Profile = Omit<ProofSettings, 'profile' | 'outDir' | 'keep' | 'log'>;
+export type Profile = Omit<ProofSettings, 'profile' | 'outDir' | 'keep' | 'log'>;
 
 /**
  * Every fault, spread over the run; the process faults and the store restart twice. The stalls differ: two
@@ -40,30 +40,32 @@ export const PROFILES: Record<'full' | 'short', Profile> = {
     timeoutMs: 4_000,
     lostProbability: 0.01,
     maxOperationMs: 120_000,
+    parallel: false,
     faults: FULL_FAULTS,
     faultGapMs: 8_000,
   },
   short: {
     stores: ['redis', 'postgres-tx'],
-    requests: 3_000,
-    keys: 150,
+    parallel: true,
+    requests: 2_000,
+    keys: 100,
     clients: 2,
-    concurrency: 12,
-    window: 6,
-    leaseMs: 1_500,
-    waitMs: 1_000,
+    concurrency: 8,
+    window: 4,
+    leaseMs: 1_000,
+    waitMs: 500,
     storeTimeoutMs: 1_000,
     handlerMs: 100,
-    timeoutMs: 3_000,
+    timeoutMs: 2_500,
     lostProbability: 0.02,
-    maxOperationMs: 30_000,
+    maxOperationMs: 20_000,
     faults: [
       { at: 0.1, kind: 'server-kill', durationMs: 300 },
-      { at: 0.25, kind: 'server-stall', durationMs: 1_000, resumeOnTakeover: true },
-      { at: 0.45, kind: 'store-restart', durationMs: 500 },
-      { at: 0.6, kind: 'partition', durationMs: 1_500 },
-      { at: 0.75, kind: 'latency', durationMs: 1_500, latencyMs: 600 },
+      { at: 0.2, kind: 'server-stall', durationMs: 1_000, resumeOnTakeover: true },
+      { at: 0.3, kind: 'store-restart', durationMs: 300 },
+      { at: 0.4, kind: 'partition', durationMs: 1_000 },
+      { at: 0.5, kind: 'latency', durationMs: 1_000, latencyMs: 600 },
     ],
-    faultGapMs: 3_000,
+    faultGapMs: 1_500,
   },
 };

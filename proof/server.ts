@@ -162,7 +162,8 @@ async function pay(
   if (transactional) {
     try {
       await transactionOf(context).query(
-        `INSERT INTO ${L('payments')} (key, id, token, pid, server, at_ms) VALUES ($1, $2, $3, $4, $5, $6)`,
+        `INSERT INTO ${L('payments')} (key, id, token, pid, server, at_ms, backend, tx_started_ms)
+         VALUES ($1, $2, $3, $4, $5, $6, pg_backend_pid(), (extract(epoch FROM now()) * 1000)::bigint)`,
         [key, id, token, pid, config.name, at],
       );
     } catch {
