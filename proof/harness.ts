@@ -392,7 +392,7 @@ export async function runStore(
       for (const planned of plan) {
         // Faults are spaced: each one's consequences (orphaned claims, late commands) play out before the next.
         while (progress() < planned.at || Date.now() < lifted + settings.faultGapMs) await sleep(50);
-        const record = await inject(planned, progress());
+        const record = await inject(planned, progress(), settings.faults.indexOf(planned));
         lifted = record.endedAt;
         faults.push(record);
         log(
@@ -404,9 +404,10 @@ export async function runStore(
       for (const run of clientRuns) run.stop();
     })();
 
-    async function inject(planned: FaultPlan, at: number): Promise<FaultRecord> {
+    async function inject(planned: FaultPlan, at: number, step: number): Promise<FaultRecord> {
       const startedAt = Date.now();
       const base = {
+        step,
         at,
         startedAt,
         endedAt: startedAt,

@@ -1,5 +1,5 @@
 // The markdown summary of a proof run (the JSON report has everything; this is what a person reads).
-import type { ProofReport, StoreReport } from './harness.js';
+import type { FaultPlan, ProofReport, StoreReport } from './harness.js';
 
 const n = (value: number) => value.toLocaleString('en-US');
 const s = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
@@ -81,5 +81,80 @@ export function markdown(report: ProofReport): string {
     }
   }
   lines.push('');
+  return lines.join('\n');
+}
+
+const ms = (value: number | null | undefined) =>
+  value === null || value === undefined ? 'not seen' : value >= 10_000 ? s(value) : `${n(value)} ms`;
+
+function planLabel(planned: FaultPlan, leaseMs: number): string {
+  const duration = n(planned.durationMs ?? 1_000);
+  switch (planned.kind) {
+    case 'server-kill':
+      return `SIGKILL an app server mid-request, restart ${duration} ms later`;
+    case 'server-stall':
+      return planned.resumeOnTakeover
+        ? 'SIGSTOP an owner past its lease, SIGCONT once a takeover holds its key'
+        : `SIGSTOP an owner for lease + ${duration} ms (${n(leaseMs + (planned.durationMs ?? 0))} ms), then SIGCONT`;
+    case 'store-restart':
+      return `store restart: Redis SIGKILL, down ${duration} ms / PostgreSQL \`pg_terminate_backend\``;
+    case 'script-flush':
+      return '`SCRIPT FLUSH` (Redis)';
+    case 'partition':
+      return `partition app ↔ store for ${duration} ms`;
+    case 'latency':
+      return `+${n(planned.latencyMs ?? 0)} ms each way for ${duration} ms`;
+  }
+}
+
+/** The "last proof run" section of docs/guarantees.md: figures, faults with recovery, violations. */
+export function guaranteesSection(report: ProofReport): string {
+  const { machine, settings } = report;
+  const lines: string[] = [];
+  lines.push(
+    `Run \`${report.runId}\`, ${report.startedAt.slice(0, 16).replace('T', ' ')} UTC: \`npm run proof\` took ${(report.durationMs / 60_000).toFixed(1)} minutes on ${machine.cpus} × ${machine.cpuModel} (${machine.memoryGiB} GiB), Node ${machine.node}, a machine shared with other work (load average ${machine.loadAverage[0]} at the start). Sizes: ${n(settings.requests)} requests and ${n(settings.keys)} keys planned per store (the load runs on to new keys until the last fault is lifted), ${settings.clients} client processes × ${settings.concurrency} operations in flight, 4 app server processes. Full report: [proof/results/full.md](../proof/results/full.md) ([JSON](../proof/results/full.json)).`,
+  );
+  lines.push('');
+  lines.push(
+    '| store | requests (+ late retry) | keys | faults injected | req/s | p50 | p99 | effects re-run after a lost claim | violations |',
+  );
+  lines.push('| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: |');
+  for (const store of report.stores) {
+    const effects = store.result.effects;
+    const reruns =
+      store.kind === 'postgres-tx'
+        ? `${n(effects['rolled-back attempts'] ?? 0)} attempts rolled back`
+        : `killed ${n(effects['owner-killed'] ?? 0)}, lost ${n(effects['claim-lost'] ?? 0)}, unconfirmed ${n(effects['complete-unconfirmed'] ?? 0)}`;
+    lines.push(
+      `| ${storeName(store.kind)} | ${n(store.requests)} (+${n(store.finalRequests)}) | ${n(store.result.keysUsed)} | ${store.faults.length} | ${n(store.throughput)} | ${store.latencyMs.p50} ms | ${n(store.latencyMs.p99)} ms | ${reruns} | **${store.result.violations}** |`,
+    );
+  }
+  lines.push('');
+  lines.push(
+    'Recovery after each fault (from the moment it was lifted to the first full second in which no client met a 503, a timeout or a refused connection), and the failed requests it cost:',
+  );
+  lines.push('');
+  lines.push(`| fault | ${report.stores.map((store) => storeName(store.kind)).join(' | ')} |`);
+  lines.push(`| --- | ${report.stores.map(() => '---:').join(' | ')} |`);
+  report.settings.faults.forEach((planned, step) => {
+    const cells = report.stores.map((store) => {
+      const fault = store.faults.find((f) => f.step === step);
+      return fault === undefined ? '—' : `${ms(fault.recoveryMs)} (${n(fault.failuresDuring ?? 0)})`;
+    });
+    lines.push(
+      `| ${(planned.at * 100).toFixed(0)}%: ${planLabel(planned, report.settings.leaseMs)} | ${cells.join(' | ')} |`,
+    );
+  });
+  lines.push('');
+  const failing = report.stores.flatMap((store) =>
+    store.result.checks.filter((check) => check.count > 0).map((check) => ({ store, check })),
+  );
+  if (failing.length === 0) lines.push('**No violation.**');
+  else {
+    lines.push(`**Violations: ${report.violations}.**`);
+    lines.push('');
+    for (const { store, check } of failing)
+      lines.push(`- ${storeName(store.kind)}: \`${check.name}\` × ${check.count} — ${check.description}`);
+  }
   return lines.join('\n');
 }

@@ -130,6 +130,8 @@ export interface ClientResult {
 
 /** A fault, as the run log records it (times in ms since the epoch). */
 export interface FaultRecord {
+  /** Index of the fault in the run's plan. */
+  readonly step: number;
   readonly name: string;
   readonly kind:
     | 'server-kill'
