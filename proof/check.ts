@@ -104,7 +104,12 @@ export function check(input: CheckInput): CheckResult {
     'stale-complete-accepted',
     'keys whose outcome was stored under a token lower than one the store had granted on that key (fencing broken)',
   );
-  define('2xx-without-effect', 'keys for which a client saw a 2xx whose token has no effect in the ledger');
+  define(
+    '2xx-without-effect',
+    transactional
+      ? 'keys for which a client saw a 2xx whose token has no committed effect'
+      : 'keys for which a client saw a 2xx whose token has no effect in the ledger',
+  );
   define(
     '2xx-bodies-differ',
     transactional
@@ -216,10 +221,13 @@ export function check(input: CheckInput): CheckResult {
       if (committed.length > 1) fail('duplicate-live-effects', { key, committed });
       if (executions.length > 1) keysWithReruns++;
       const tokens = new Set(committed.map((row) => row.token));
-      for (const [digest, body] of bodies) {
-        if (body.token === null || !tokens.has(body.token))
-          fail('2xx-without-effect', { key, digest, token: body.token, committed: [...tokens] });
-      }
+      const unbacked = [...bodies.values()].filter((body) => body.token === null || !tokens.has(body.token));
+      if (unbacked.length > 0)
+        fail('2xx-without-effect', {
+          key,
+          tokens: unbacked.map((body) => body.token),
+          committed: [...tokens],
+        });
       if (bodies.size > 1) fail('2xx-bodies-differ', { key, bodies: [...bodies.values()] });
     } else {
       for (const row of executions) {
@@ -252,10 +260,9 @@ export function check(input: CheckInput): CheckResult {
       if (new Set(completed.map((row) => row.token)).size > 1)
         fail('two-completes', { key, tokens: completed.map((row) => row.token) });
       const tokens = new Set(executions.map((row) => row.token));
-      for (const [digest, body] of bodies) {
-        if (body.token === null || !tokens.has(body.token))
-          fail('2xx-without-effect', { key, digest, token: body.token, effects: [...tokens] });
-      }
+      const unbacked = [...bodies.values()].filter((body) => body.token === null || !tokens.has(body.token));
+      if (unbacked.length > 0)
+        fail('2xx-without-effect', { key, tokens: unbacked.map((body) => body.token), effects: [...tokens] });
       const firm = [...bodies.values()].filter(
         (body) => body.token === null || classOf.get(body.token) !== 'complete-unconfirmed',
       );

@@ -476,11 +476,15 @@ export async function runStore(
                 resumedOn = `, resumed as soon as a takeover (token ${record.token} > ${token}) held one of its keys`;
             }
             if (resumedOn !== '') break;
-            await sleep(5);
+            await sleep(2);
           }
           if (resumedOn === '') {
             await sleep(base.startedAt + settings.leaseMs + duration - Date.now());
-            if (planned.resumeOnTakeover) resumedOn = `, no takeover seen in progress (last: ${lastSeen})`;
+            if (planned.resumeOnTakeover)
+              resumedOn =
+                kind === 'postgres-tx'
+                  ? ' (no takeover can happen: the open transaction holds the key)'
+                  : `, no takeover seen in progress (last: ${lastSeen})`;
           }
           server.child.kill('SIGCONT');
           const stopped = Date.now() - base.startedAt;

@@ -116,7 +116,7 @@ export function guaranteesSection(report: ProofReport): string {
   );
   lines.push('');
   lines.push(
-    '| store | requests (+ late retry) | keys | faults injected | req/s | p50 | p99 | effects re-run after a lost claim | violations |',
+    '| store | requests (+ late retry) | keys | faults injected | req/s | p50 | p99 | effects of lost claims (may re-run) | violations |',
   );
   lines.push('| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: |');
   for (const store of report.stores) {

@@ -28,7 +28,7 @@ beforeAll(async () => {
   });
   writeFileSync(join(outDir, `short-${report.runId}.json`), `${JSON.stringify(report, null, 2)}\n`);
   writeFileSync(join(outDir, `short-${report.runId}.md`), markdown(report));
-}, 60_000);
+}, 90_000);
 
 describe('the proof, short: exactly once over HTTP under injected faults', () => {
   for (const kind of profile.stores) {
