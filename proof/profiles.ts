@@ -1,0 +1,71 @@
+// The sizes of a proof run. `full` is what `npm run proof` runs and docs/guarantees.md reports; `short` is the
+// same harness small enough for `npm test` (test/proof/http.test.ts).
+import type { FaultPlan, ProofSettings } from './harness.js';
+import { STORE_KINDS } from './types.js';
+
+export type Profile = Omit<ProofSettings, 'profile' | 'outDir' | 'keep' | 'log'>;
+
+/**
+ * Every fault, spread over the run; the process faults and the store restart twice. The stalls differ: two
+ * last 2 s past the lease (the stalled server's clients time out and retry elsewhere, the key is taken over,
+ * the owner resumes long after), one resumes the owner the moment a takeover holds one of its keys (its stale
+ * complete must be refused while another claim is in progress).
+ */
+const FULL_FAULTS: FaultPlan[] = [
+  { at: 0.08, kind: 'server-kill', durationMs: 1_000 },
+  { at: 0.16, kind: 'server-stall', durationMs: 2_000 },
+  { at: 0.25, kind: 'store-restart', durationMs: 1_500 },
+  { at: 0.33, kind: 'script-flush' },
+  { at: 0.41, kind: 'partition', durationMs: 4_000 },
+  { at: 0.47, kind: 'server-stall', durationMs: 2_000, resumeOnTakeover: true },
+  { at: 0.53, kind: 'latency', durationMs: 5_000, latencyMs: 1_100 },
+  { at: 0.62, kind: 'server-kill', durationMs: 1_000 },
+  { at: 0.7, kind: 'latency', durationMs: 5_000, latencyMs: 100 },
+  { at: 0.79, kind: 'store-restart', durationMs: 1_500 },
+  { at: 0.88, kind: 'server-stall', durationMs: 2_000 },
+];
+
+export const PROFILES: Record<'full' | 'short', Profile> = {
+  full: {
+    stores: STORE_KINDS,
+    requests: 100_000,
+    keys: 2_000,
+    clients: 4,
+    concurrency: 32,
+    window: 12,
+    leaseMs: 3_000,
+    waitMs: 2_000,
+    storeTimeoutMs: 2_000,
+    handlerMs: 250,
+    timeoutMs: 4_000,
+    lostProbability: 0.01,
+    maxOperationMs: 120_000,
+    parallel: false,
+    faults: FULL_FAULTS,
+    faultGapMs: 8_000,
+  },
+  short: {
+    stores: ['redis', 'postgres-tx'],
+    parallel: true,
+    requests: 2_000,
+    keys: 100,
+    clients: 2,
+    concurrency: 8,
+    window: 4,
+    leaseMs: 1_000,
+    waitMs: 500,
+    storeTimeoutMs: 1_000,
+    handlerMs: 100,
+    timeoutMs: 2_500,
+    lostProbability: 0.02,
+    maxOperationMs: 20_000,
+    faults: [
+      { at: 0.1, kind: 'server-kill', durationMs: 300 },
+      { at: 0.2, kind: 'server-stall', durationMs: 1_000, resumeOnTakeover: true },
+      { at: 0.3, kind: 'store-restart', durationMs: 300 },
+      { at: 0.4, kind: 'partition', durationMs: 1_000 },
+      { at: 0.5, kind: 'latency', durationMs: 1_000, latencyMs: 600 },
+    ],
+    faultGapMs: 1_500,
+  },
+};

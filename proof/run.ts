@@ -1,0 +1,90 @@
+// `npm run proof`: exactly-once over HTTP at scale under injected faults, on every store. Exits non-zero on any
+// violation. Writes the JSON report and a markdown summary (the full profile to proof/results/, which
+// docs/guarantees.md quotes; other profiles to .tmp/proof/).
+//
+//   npm run proof                               the full run (sizes below), about 15 minutes on 2 cores
+//   npm run proof -- --profile short            the small run that `npm test` also runs (test/proof/)
+//   npm run proof -- --stores redis,postgres-tx --requests 20000 --keys 500 --keep
+//   npm run proof -- --faults server-stall,partition      only these faults of the plan (--no-faults: none)
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { type ProofSettings, runProof } from './harness.js';
+import { PROFILES } from './profiles.js';
+import { guaranteesSection, markdown } from './report.js';
+import { STORE_KINDS, type StoreKind } from './types.js';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const { values } = parseArgs({
+  options: {
+    profile: { type: 'string', default: 'full' },
+    stores: { type: 'string' },
+    requests: { type: 'string' },
+    keys: { type: 'string' },
+    out: { type: 'string' },
+    keep: { type: 'boolean', default: false },
+    'no-faults': { type: 'boolean', default: false },
+    faults: { type: 'string' },
+    concurrency: { type: 'string' },
+    'handler-ms': { type: 'string' },
+  },
+});
+const profile = PROFILES[values.profile as keyof typeof PROFILES];
+if (profile === undefined) {
+  process.stderr.write(`unknown profile ${values.profile}: ${Object.keys(PROFILES).join(', ')}\n`);
+  process.exit(2);
+}
+const stores = (values.stores?.split(',') ?? profile.stores) as StoreKind[];
+for (const store of stores)
+  if (!STORE_KINDS.includes(store)) throw new Error(`unknown store ${store}: ${STORE_KINDS.join(', ')}`);
+const custom =
+  values.stores !== undefined ||
+  values.requests !== undefined ||
+  values.keys !== undefined ||
+  values.concurrency !== undefined ||
+  values['handler-ms'] !== undefined ||
+  values['no-faults'] ||
+  values.faults !== undefined;
+const outDir =
+  values.out ??
+  (values.profile === 'full' && !custom ? join(ROOT, 'proof/results') : join(ROOT, '.tmp/proof'));
+mkdirSync(outDir, { recursive: true });
+const settings: ProofSettings = {
+  ...profile,
+  profile: custom ? `${values.profile} (custom)` : values.profile!,
+  stores,
+  requests: values.requests === undefined ? profile.requests : Number(values.requests),
+  keys: values.keys === undefined ? profile.keys : Number(values.keys),
+  concurrency: values.concurrency === undefined ? profile.concurrency : Number(values.concurrency),
+  handlerMs: values['handler-ms'] === undefined ? profile.handlerMs : Number(values['handler-ms']),
+  faults: values['no-faults']
+    ? []
+    : profile.faults.filter(
+        (fault) => values.faults === undefined || values.faults.split(',').includes(fault.kind),
+      ),
+  outDir: join(ROOT, '.tmp/proof/runs'),
+  keep: values.keep,
+  log: (line) => process.stdout.write(`[proof ${new Date().toISOString().slice(11, 19)}] ${line}\n`),
+};
+
+const report = await runProof(settings);
+const name = values.profile === 'full' && !custom ? 'full' : `${values.profile}-${report.runId}`;
+writeFileSync(join(outDir, `${name}.json`), `${JSON.stringify(report, null, 2)}\n`);
+writeFileSync(join(outDir, `${name}.md`), markdown(report));
+process.stdout.write(`\n${markdown(report)}\nreport: ${join(outDir, `${name}.json`)} and .md\n`);
+if (name === 'full') {
+  // The full run is what docs/guarantees.md quotes: its "last proof run" section is rewritten.
+  const doc = join(ROOT, 'docs/guarantees.md');
+  const text = readFileSync(doc, 'utf8');
+  const start = '<!-- proof:last-run:start -->';
+  const end = '<!-- proof:last-run:end -->';
+  const from = text.indexOf(start);
+  const to = text.indexOf(end);
+  if (from !== -1 && to !== -1)
+    writeFileSync(
+      doc,
+      `${text.slice(0, from + start.length)}\n${guaranteesSection(report)}\n${text.slice(to)}`,
+    );
+}
+process.exit(report.violations === 0 ? 0 : 1);
