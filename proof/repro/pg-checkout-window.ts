@@ -92,8 +92,14 @@ async function child(which: string, url: string, schema: string): Promise<void> 
           ),
       );
     } else {
-      const woke = await store.waitFor!('k', { timeoutMs: 300 });
-      process.stdout.write(`OK listen: waitFor resolved ${woke}\n`);
+      // A rejection is an answer (the store could not be reached); only an 'error' event nobody hears crashes.
+      await store.waitFor!('k', { timeoutMs: 300 }).then(
+        (woke) => process.stdout.write(`OK listen: waitFor resolved ${woke}\n`),
+        (error: unknown) =>
+          process.stdout.write(
+            `OK listen: rejected (${isStoreUnavailableError(error) ? 'StoreUnavailableError' : error})\n`,
+          ),
+      );
     }
     // Give a late 'error' a chance to surface.
     await new Promise((resolve) => setTimeout(resolve, 200));

@@ -78,6 +78,8 @@ export class TransactionClaim implements Claim {
   }
 
   async release(reason: ReleaseReason = 'notKept'): Promise<void> {
+    // Rolled back at the deadline already: nothing is left to release, and a release never rejects for that.
+    if (this.#lost !== undefined) return;
     this.#settle('release');
     await this.#transaction.rollback();
     this.#parts.emit({ type: 'released', key: this.key, token: this.token, reason });
