@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Client, Pool, PoolClient, QueryConfig, QueryResult } from 'pg';
 import { checkout } from './checkout.js';
-import { storeError } from './errors.js';
+import { isRetryableConflict, storeError } from './errors.js';
 import { type Row, storeTypes } from './rows.js';
 import type { SqlValue, Statements, TableTarget } from './sql.js';
 
@@ -72,11 +72,22 @@ export class PostgresRuntime {
       types: storeTypes,
       ...(this.prepare ? { name: this.nameOf(text, 'protocol') } : {}),
     };
-    try {
-      const result = await on.query(config as QueryConfig);
-      return result.rows as Row[];
-    } catch (error) {
-      throw storeError(operation, error);
+    // On a pool each statement is a transaction of its own, so one that lost a race can simply run again.
+    const alone = on === this.source && isPool(on);
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const result = await on.query(config as QueryConfig);
+        return result.rows as Row[];
+      } catch (error) {
+        // Under a default isolation of repeatable read or serializable, a statement that meets a concurrent
+        // writer of its row fails with 40001 (or 40P01). That is a race between duplicates, not an outage: run
+        // again, the statement sees the other writer's result (a replay, in progress, fenced).
+        if (alone && isRetryableConflict(error) && attempt < CONFLICT_ATTEMPTS) {
+          await new Promise((resolve) => setTimeout(resolve, Math.random() * attempt * 2));
+          continue;
+        }
+        throw storeError(operation, error);
+      }
     }
   }
 
@@ -103,6 +114,12 @@ export class PostgresRuntime {
     }
   }
 }
+
+// Serialization failures in a row before a statement is reported as failed (each retry sees a newer snapshot).
+const CONFLICT_ATTEMPTS = 10;
+
+const isPool = (queryable: Queryable): boolean =>
+  typeof (queryable as { totalCount?: unknown }).totalCount === 'number';
 
 function toParameter(value: SqlValue): unknown {
   return value instanceof Uint8Array && !Buffer.isBuffer(value)
