@@ -5,9 +5,8 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { requireService } from '../support/services.js';
 
 // Deterministic reproductions of the violations the HTTP proof (proof/, docs/guarantees.md) found in the
-// library. Each script exits 0 once the library keeps its promise; until then these tests fail on purpose, with
-// the script's own account of what went wrong. They are kept failing rather than skipped: each is a broken
-// guarantee, not a flaky test.
+// library, now fixed. Each script exits 0 while the library keeps its promise, and otherwise prints its own
+// account of what went wrong.
 const run = promisify(execFile);
 const script = (name: string) => fileURLToPath(new URL(`../../proof/repro/${name}`, import.meta.url));
 
