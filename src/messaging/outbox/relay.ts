@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { InvalidOptionsError } from '../../core/errors.js';
 import { wholeNumber } from '../../core/validate.js';
+import { pause } from '../pause.js';
 import { backoffDelayMs, retryHorizonMs } from './backoff.js';
 import { purgePublished } from './maintenance.js';
 import { publishBatch, type RowOutcome } from './publish-batch.js';
@@ -258,17 +259,7 @@ export class OutboxRelay {
 
   /** A pause that only `stop()` cuts short (a NOTIFY must not end an outage pause). */
   #pause(ms: number): Promise<void> {
-    const signal = this.#stop.signal;
-    if (signal.aborted) return Promise.resolve();
-    return new Promise((resolve) => {
-      const done = () => {
-        clearTimeout(timer);
-        signal.removeEventListener('abort', done);
-        resolve();
-      };
-      const timer = setTimeout(done, ms);
-      signal.addEventListener('abort', done, { once: true });
-    });
+    return pause(ms, this.#stop.signal);
   }
 
   #emit(event: RelayEvent): void {

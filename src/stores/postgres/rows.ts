@@ -8,6 +8,7 @@ import type {
   KeyState,
   StoredOutcome,
 } from '../../core/store.js';
+import type { SqlValue } from './sql.js';
 
 /** A row as the store's own type parsers hand it over: JS values, never the pool's global parsers' idea. */
 export type Row = Readonly<Record<string, unknown>>;
@@ -142,4 +143,16 @@ export function recordOf(row: Row): KeyRecord {
     expiresAt: num(row, 'expires_at_ms'),
     outcome: state === 'completed' ? outcomeOf(row) : undefined,
   };
+}
+
+/** The parameters of the complete statement ($1 … $9, see sql/complete.sql), for the plain and transactional paths. */
+export function completeValues(
+  key: string,
+  token: number,
+  outcome: StoredOutcome,
+  retentionMs: number,
+  now: number | null,
+): readonly SqlValue[] {
+  const { status, headers, body, encoding, storage } = outcome;
+  return [key, token, status, JSON.stringify(headers), body, encoding, storage, retentionMs, now];
 }

@@ -16,7 +16,7 @@ import { wholeNumber } from '../../core/validate.js';
 import { CompletionListener } from './listener.js';
 import { type MigrateOptions, migrate } from './migrate.js';
 import { type PostgresStoreOptions, type ResolvedOptions, resolveOptions } from './options.js';
-import { beginResultOf, recordOf } from './rows.js';
+import { beginResultOf, completeValues, recordOf } from './rows.js';
 import { PostgresRuntime } from './runtime.js';
 import { statementsFor, tableTarget } from './sql.js';
 import { type TransactionalOptions, TransactionalPostgresStore } from './transactional.js';
@@ -95,17 +95,11 @@ export class PostgresStore implements Store {
   }
 
   async complete({ key, token, outcome, retentionMs }: CompleteInput): Promise<TransitionResult> {
-    const rows = await this.#runtime.rows('complete', this.#runtime.statements.complete, [
-      key,
-      token,
-      outcome.status,
-      JSON.stringify(outcome.headers),
-      outcome.body,
-      outcome.encoding,
-      outcome.storage,
-      retentionMs,
-      this.#runtime.now(),
-    ]);
+    const rows = await this.#runtime.rows(
+      'complete',
+      this.#runtime.statements.complete,
+      completeValues(key, token, outcome, retentionMs, this.#runtime.now()),
+    );
     return rows.length === 1 ? OK : FENCED;
   }
 

@@ -8,7 +8,7 @@ import type {
   TransactionBeginResult,
 } from '../../core/store.js';
 import { isLockNotAvailable, isRetryableConflict, sqlStateOf, storeError } from './errors.js';
-import { beginResultOf } from './rows.js';
+import { beginResultOf, completeValues } from './rows.js';
 import type { PostgresRuntime } from './runtime.js';
 import { inlineParameters, type SqlValue } from './sql.js';
 
@@ -146,17 +146,7 @@ function openTransaction(
     async commit(outcome: StoredOutcome, retentionMs: number): Promise<void> {
       if (!close()) throw new LeaseLostError(token, 'the transaction was settled already');
       try {
-        const values = [
-          key,
-          token,
-          outcome.status,
-          JSON.stringify(outcome.headers),
-          outcome.body,
-          outcome.encoding,
-          outcome.storage,
-          retentionMs,
-          runtime.now(),
-        ];
+        const values = completeValues(key, token, outcome, retentionMs, runtime.now());
         try {
           const { complete } = settings.notify ? runtime.statements : runtime.quiet;
           const rows = await runtime.rows('complete', complete, values, session.client);

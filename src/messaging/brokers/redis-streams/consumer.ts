@@ -3,9 +3,10 @@ import type { Redis } from 'ioredis';
 import { InvalidOptionsError } from '../../../core/errors.js';
 import { optionalFunction, wholeNumber } from '../../../core/validate.js';
 import { actionFor, Inbox, type InboxHandler, type InboxOptions, type InboxOutcome } from '../../consumer.js';
+import { pause } from '../../pause.js';
 import { type ConsumerErrorHandler, errorReporter } from '../consumer-errors.js';
 import type { StreamEntry } from './fields.js';
-import { pause, whenReady } from './ready.js';
+import { whenReady } from './ready.js';
 import { autoClaimEntries, readGroupEntries } from './replies.js';
 
 // How long the consumer waits for a client that is not ready before it reports it (and waits again, in the loop).

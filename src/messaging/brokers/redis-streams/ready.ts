@@ -36,17 +36,3 @@ export async function whenReady(client: Redis, signal: AbortSignal, timeoutMs: n
     signal.addEventListener('abort', onAbort, { once: true });
   });
 }
-
-/** Waits `ms`, or less when `signal` is aborted. */
-export function pause(ms: number, signal: AbortSignal): Promise<void> {
-  if (signal.aborted) return Promise.resolve();
-  return new Promise((resolve) => {
-    const done = () => {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    signal.addEventListener('abort', done, { once: true });
-  });
-}
