@@ -27,7 +27,7 @@ describe('engine options', () => {
   it('idempotent() refuses an unknown option and lists its own option names beside the engine ones', () => {
     const make = () =>
       idempotent(async (order: { id: string }) => order.id, {
-        key: (order) => order.id,
+        key: (order: { id: string }) => order.id,
         scope: 'options',
         ttl: 1,
       } as never);
