@@ -19,6 +19,8 @@ const publicEntries: Record<string, string> = {
   'oncely/nats': 'messaging/brokers/nats.ts',
   'oncely/redis-streams': 'messaging/brokers/redis-streams.ts',
   'oncely/testing': 'testing/index.ts',
+  'oncely/nestjs': 'nestjs/index.ts',
+  'oncely/decorators': 'decorators/index.ts',
 };
 
 export default defineConfig({
