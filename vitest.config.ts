@@ -20,7 +20,7 @@ const publicEntries: Record<string, string> = {
   'oncely/redis-streams': 'messaging/brokers/redis-streams.ts',
   'oncely/testing': 'testing/index.ts',
   'oncely/nestjs': 'nestjs/index.ts',
-  'oncely/decorators': 'decorators/index.ts',
+  'oncely/decorators': 'decorators.ts',
 };
 
 export default defineConfig({
