@@ -47,7 +47,7 @@ export function currentClaim(): ExecutionContext | undefined {
 
 /**
  * Makes an async method take effect once per key: a TypeScript 5 (standard, TC39) method decorator built on
- * `idempotent()`. The first call with a key runs; later ones get the stored result (an equal value, decoded);
+ * `idempotent()`, which also works where `experimentalDecorators` is on (a Nest service). The first call with a key runs; later ones get the stored result (an equal value, decoded);
  * concurrent ones throw `InProgressError` (or wait, with `waitMs`); the same key with other arguments throws
  * `FingerprintMismatchError`; a thrown error is not stored. Options are checked where the decorator is written.
  *
@@ -61,7 +61,7 @@ export function currentClaim(): ExecutionContext | undefined {
  */
 export function idempotent<This, Args extends unknown[], R = unknown>(
   options: IdempotentMethodOptions<This, Args, R>,
-) {
+): IdempotentMethodDecorator<This, Args, R> {
   if (options === null || typeof options !== 'object')
     throw new InvalidOptionsError('@idempotent: options are required ({ scope, key })');
   knownOptions('@idempotent', options, OPTION_NAMES);
@@ -72,37 +72,30 @@ export function idempotent<This, Args extends unknown[], R = unknown>(
     );
   requireFunction('key', key);
 
-  // The key may name fewer parameters than the method has (`...never[]` accepts any further ones): they still count
-  // in the default fingerprint.
-  return function decorate<T extends This, M extends (this: T, ...args: [...Args, ...never[]]) => Promise<R>>(
-    method: M,
-    context: ClassMethodDecoratorContext<T, M>,
-  ): M {
-    if (context.kind !== 'method') throw new InvalidOptionsError('@idempotent decorates methods only');
-    type Arguments = Parameters<M>;
-    // The method's arguments begin with the key's (M's constraint); the key and fingerprint ignore any after them.
-    const own = (args: Arguments) => args as unknown as Args;
-    const wrapperFor = (resolved: Store | undefined): IdempotentFunction<Call<T, Arguments>, R> =>
-      wrap<Call<T, Arguments>, R>(
+  type Method = (this: This, ...args: Args) => Promise<R>;
+  const replace = (method: Method): Method => {
+    const wrapperFor = (resolved: Store | undefined): IdempotentFunction<Call<This, Args>, R> =>
+      wrap<Call<This, Args>, R>(
         // The claim is reachable through currentClaim() for as long as the method runs.
         (call, claim) => claims.run(claim, () => method.apply(call.self, call.args)),
         {
           ...rest,
           ...(resolved === undefined ? {} : { store: resolved }),
           scope,
-          key: (call) => key(...own(call.args)),
-          fingerprint: (call) => (fingerprint === undefined ? call.args : fingerprint(...own(call.args))),
+          // Every argument is passed on; a key that names fewer ignores the rest, the default fingerprint does not.
+          key: (call) => key(...call.args),
+          fingerprint: (call) => (fingerprint === undefined ? call.args : fingerprint(...call.args)),
         },
       );
     // Built now, so bad engine options throw here; with a store per instance, one per store on first use.
     const fixed = wrapperFor(typeof store === 'function' ? undefined : store);
     if (typeof store !== 'function') {
-      return function idempotentMethod(this: T, ...args: Arguments) {
+      return function idempotentMethod(this: This, ...args: Args) {
         return fixed({ self: this, args });
-      } as M;
+      };
     }
-    const perStore = new WeakMap<Store, IdempotentFunction<Call<T, Arguments>, R>>();
-    return function idempotentMethod(this: T, ...args: Arguments) {
+    const perStore = new WeakMap<Store, IdempotentFunction<Call<This, Args>, R>>();
+    return function idempotentMethod(this: This, ...args: Args) {
       const resolved = store(this);
       let wrapped = perStore.get(resolved);
       if (wrapped === undefined) {
@@ -110,6 +103,38 @@ export function idempotent<This, Args extends unknown[], R = unknown>(
         perStore.set(resolved, wrapped);
       }
       return wrapped({ self: this, args });
-    } as M;
+    };
   };
+
+  function decorate(method: unknown, context: unknown, descriptor?: PropertyDescriptor): unknown {
+    // Legacy decorators (experimentalDecorators, as Nest and other DI frameworks compile) call (prototype, name,
+    // descriptor); standard ones (method, context).
+    if (typeof context === 'string' || typeof context === 'symbol') {
+      if (typeof descriptor?.value !== 'function')
+        throw new InvalidOptionsError('@idempotent decorates methods only');
+      return { ...descriptor, value: replace(descriptor.value as Method) };
+    }
+    if ((context as { kind?: unknown } | undefined)?.kind !== 'method' || typeof method !== 'function')
+      throw new InvalidOptionsError('@idempotent decorates methods only');
+    return replace(method as Method);
+  }
+  return decorate as IdempotentMethodDecorator<This, Args, R>;
+}
+
+/**
+ * What `idempotent(options)` returns: a decorator for async methods whose arguments begin with those of `key` (it
+ * may name fewer; `...never[]` accepts any further ones). One type for both decorator conventions.
+ */
+export interface IdempotentMethodDecorator<This, Args extends unknown[], R> {
+  /** TypeScript 5 standard decorators. */
+  <T extends This, M extends (this: T, ...args: [...Args, ...never[]]) => Promise<R>>(
+    method: M,
+    context: ClassMethodDecoratorContext<T, M>,
+  ): M;
+  /** Legacy decorators (`experimentalDecorators`): the method's descriptor, with the method replaced. */
+  <T extends This, M extends (this: T, ...args: [...Args, ...never[]]) => Promise<R>>(
+    target: T,
+    name: string | symbol,
+    descriptor: TypedPropertyDescriptor<M>,
+  ): TypedPropertyDescriptor<M>;
 }
