@@ -123,19 +123,6 @@ async function rejection(promise: Promise<unknown>): Promise<unknown> {
 }
 
 describe('options are checked before any request', () => {
-  it('module options: NestFactory.create rejects with InvalidOptionsError', async () => {
-    for (const options of [
-      {},
-      { store: new MemoryStore(), requried: true },
-      { store: new MemoryStore(), waitMs: -1 },
-    ]) {
-      @Module({ imports: [OncelyModule.forRoot(options as never)] })
-      class BadModule {}
-      const error = await rejection(NestFactory.create(BadModule, { logger: false, abortOnError: false }));
-      expect(isInvalidOptionsError(error), String(error)).toBe(true);
-    }
-  });
-
   it('an unknown option name of @Idempotent throws where the decorator is written', () => {
     expect(() => Idempotent({ requried: false } as never)).toThrow(/unknown option "requried"/);
     expect(() => Idempotent(null as never)).toThrow(/options must be an object/);
