@@ -10,6 +10,7 @@ import { DisposableRedis } from '../messaging/support/disposable-redis.js';
 import { requireService, type ServiceName, services } from '../support/services.js';
 import { parseDocumentation, repoRoot, type Snippet } from './markdown.js';
 import { DisposableNats } from './nats-server.js';
+import { isNestApp, nestTsconfigPath } from './typecheck.js';
 
 /**
  * The documentation blocks marked `<!-- snippet: run -->` run against the local services, each in a Node process
@@ -52,6 +53,9 @@ describe('documentation blocks marked run', () => {
       await pool.end();
     }
     mkdirSync(workDir, { recursive: true });
+    // tsx applies a tsconfig's compiler options to the files it includes: the Nest blocks' own, over this directory.
+    const nestConfig = join(workDir, 'nest.tsconfig.json');
+    writeFileSync(nestConfig, JSON.stringify({ extends: nestTsconfigPath, include: ['.'] }));
     const env = {
       ...process.env,
       DATABASE_URL: url.href,
@@ -62,7 +66,8 @@ describe('documentation blocks marked run', () => {
     results = runAll(runnable, 2, (snippet, index) => {
       const file = join(workDir, `${snippet.file.replaceAll('/', '_')}_L${snippet.line}_${index}.ts`);
       writeFileSync(file, snippet.code);
-      return runFile(file, env);
+      // A Nest app's block runs with legacy decorators, as it was type-checked (typecheck.ts).
+      return runFile(file, isNestApp(snippet) ? { ...env, TSX_TSCONFIG_PATH: nestConfig } : env);
     });
   });
 

@@ -1,5 +1,6 @@
 import 'reflect-metadata';
 import type { AddressInfo } from 'node:net';
+import { Readable } from 'node:stream';
 import {
   type CanActivate,
   Controller,
@@ -11,6 +12,7 @@ import {
   NotFoundException,
   Post,
   Res,
+  StreamableFile,
   UseGuards,
 } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
@@ -85,6 +87,15 @@ class NestOnlyController {
   notFound(@IdempotencyClaim() claim?: IdempotencyContext): never {
     const n = this.fixture.counters.bump('not-found', claim?.key);
     throw new NotFoundException(`no order (run ${n})`);
+  }
+
+  // Past maxBodyBytes in pieces: sent as it is read, never stored.
+  @Post('big')
+  @HttpCode(200)
+  big(@IdempotencyClaim() claim?: IdempotencyContext) {
+    const n = this.fixture.counters.bump('big', claim?.key);
+    const chunks = Array.from({ length: 20 }, (_, index) => Buffer.alloc(1024, 97 + (index % 26)));
+    return new StreamableFile(Readable.from([...chunks, Buffer.from(`-${n}`)]), { type: 'text/plain' });
   }
 
   @Post('echo')
@@ -234,6 +245,19 @@ for (const platform of ['express', 'fastify'] as const) {
       const refused = await request({ path: '/nest/guarded', headers: keyed('g'), body: '{}' });
       expect(refused.status).toBe(403);
       expect(refused.headers['idempotent-replayed']).toBeUndefined();
+    });
+
+    it('a response streamed past maxBodyBytes is sent whole, not stored, and its key released when it ends', async () => {
+      const fixture = { counters: new Counters(), gates: new Gates() };
+      const { request } = await start(platform, { maxBodyBytes: 4096 }, fixture);
+      const first = await request({ path: '/nest/big', headers: keyed('big'), body: '{}' });
+      expect(first.status).toBe(200);
+      expect(first.body.byteLength).toBe(20 * 1024 + 2);
+      const again = await request({ path: '/nest/big', headers: keyed('big'), body: '{}' });
+      expect(again.status).toBe(200);
+      expect(again.headers['idempotent-replayed']).toBeUndefined();
+      expect(again.body.subarray(-2).toString()).toBe('-2');
+      expect(fixture.counters.get('big', 'big')).toBe(2);
     });
 
     it('an HttpException is the response: a 404 thrown by the handler is stored and replayed', async () => {
