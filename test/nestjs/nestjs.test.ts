@@ -1,4 +1,5 @@
 import 'reflect-metadata';
+import type { ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Readable } from 'node:stream';
 import {
@@ -45,6 +46,9 @@ class AllowGuard implements CanActivate {
   }
 }
 
+/** Fastify's reply has the Node response as `raw`; Express's response is one. */
+type RawReply = { readonly raw?: ServerResponse };
+
 /** What both platforms' responses share that a `@Res()` handler uses. */
 interface Reply {
   status(code: number): { send(body: unknown): unknown };
@@ -87,6 +91,18 @@ class NestOnlyController {
   notFound(@IdempotencyClaim() claim?: IdempotencyContext): never {
     const n = this.fixture.counters.bump('not-found', claim?.key);
     throw new NotFoundException(`no order (run ${n})`);
+  }
+
+  // A header changed after part of the body was written: Node would throw, the platform closes the connection.
+  @Post('broken')
+  broken(@Res() reply: RawReply, @IdempotencyClaim() claim: IdempotencyContext) {
+    const n = this.fixture.counters.bump('broken', claim.key);
+    const raw = reply.raw ?? (reply as ServerResponse);
+    raw.statusCode = 201;
+    raw.setHeader('content-type', 'text/plain');
+    raw.write('part-');
+    if (n === 1) raw.setHeader('x-late', 'yes');
+    raw.end(`done-${n}`);
   }
 
   // Past maxBodyBytes in pieces: sent as it is read, never stored.
@@ -273,6 +289,18 @@ for (const platform of ['express', 'fastify'] as const) {
     });
   });
 }
+
+describe('oncely/nestjs on express, a handler that breaks its response', () => {
+  it('a header set after a partial write: the connection is closed, nothing stored, the retry runs', async () => {
+    const fixture = { counters: new Counters(), gates: new Gates() };
+    const { request } = await start('express', {}, fixture);
+    await expect(request({ path: '/nest/broken', headers: keyed('broken'), body: '{}' })).rejects.toThrow();
+    const retry = await request({ path: '/nest/broken', headers: keyed('broken'), body: '{}' });
+    expect(retry.status).toBe(201);
+    expect(retry.body.toString()).toBe('part-done-2');
+    expect(fixture.counters.get('broken', 'broken')).toBe(2);
+  });
+});
 
 describe('oncely/nestjs on express without a parser for the body', () => {
   it('reads the body itself, so another body under the same key is a 422', async () => {
