@@ -165,19 +165,22 @@ describe('@idempotent (standard method decorator)', () => {
 
   it('bad options throw where the decorator is written, never per call', () => {
     const key = (id: string) => id;
-    for (const [label, options] of [
-      ['no scope', { key }],
-      ['an empty scope', { key, scope: '' }],
-      ['no key', { scope: 's' }],
-      ['an unknown option', { key, scope: 's', retries: 3 }],
-      ['a lease under 10 ms', { key, scope: 's', leaseMs: 5 }],
-      ['a store that is not one', { key, scope: 's', store: {} }],
+    // The message says what to do from the decorator's point of view, not from idempotent()'s underneath.
+    const scopeMissing = /pass a scope \(a method decorator cannot see its class's name\)/;
+    for (const [label, options, message] of [
+      ['no scope', { key }, scopeMissing],
+      ['an empty scope', { key, scope: '' }, scopeMissing],
+      ['no key', { scope: 's' }, /key must be a function/],
+      ['an unknown option', { key, scope: 's', retries: 3 }, /@idempotent: unknown option "retries"/],
+      ['a lease under 10 ms', { key, scope: 's', leaseMs: 5 }, /leaseMs/],
+      ['a store that is not one', { key, scope: 's', store: {} }, /store/],
     ] as const) {
       // As a class definition would apply it.
       const error = thrown(() =>
         idempotent(options as never)(async () => 1, { kind: 'method', name: 'run' } as never),
       );
       expect(isInvalidOptionsError(error), `${label}: ${String(error)}`).toBe(true);
+      expect(String(error), label).toMatch(message);
     }
     const getter = thrown(() =>
       idempotent({ scope: 's', key })(async () => 1, { kind: 'getter', name: 'x' } as never),
