@@ -6,8 +6,10 @@ import {
   type NestInterceptor,
 } from '@nestjs/common';
 import { from, mergeMap, type Observable, of } from 'rxjs';
+import type { HeaderPairs } from '../core/store.js';
 import type { IdempotencyContext } from '../http/context.js';
 import { operationStatus } from '../http/operation-status.js';
+import type { HttpAnswer } from '../http/problem.js';
 import { type Exchange, exchangeOf, type NestRequest } from './exchange.js';
 import { HeldResponse, sendAnswer, sendInstead } from './respond.js';
 import { OncelyRoutes, type RouteEntry } from './routes.js';
@@ -82,8 +84,8 @@ export class IdempotencyInterceptor implements NestInterceptor {
 /** The layer answers: the handler does not run, and what Nest then sends for "no value" is replaced. */
 function answered(
   exchange: Exchange<NestRequest>,
-  before: ReturnType<Exchange<NestRequest>['headers']>,
-  answer: Parameters<typeof sendAnswer>[2],
+  before: HeaderPairs,
+  answer: HttpAnswer,
   answersItself: boolean,
 ): Observable<undefined> {
   if (answersItself) sendAnswer(exchange.raw, before, answer);
