@@ -29,7 +29,7 @@ import {
 import { defaultId, expectProblem, until } from '../http/support/fixture.js';
 import { socketClient } from '../http/support/harness.js';
 import { Counters, Gates } from '../http/support/routes.js';
-import { createNestApp, FIXTURE, type Platform } from './apps/nest.js';
+import { createNestApp, FIXTURE, type NestApp, type Platform } from './apps/nest.js';
 
 interface Fixture {
   readonly counters: Counters;
@@ -120,7 +120,7 @@ class NestOnlyController {
   }
 }
 
-type App = Awaited<ReturnType<typeof createNestApp>>;
+type App = NestApp;
 const apps: App[] = [];
 afterEach(async () => {
   for (const { app } of apps.splice(0)) await app.close();

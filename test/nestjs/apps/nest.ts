@@ -7,6 +7,7 @@ import {
   Controller,
   Get,
   HttpCode,
+  type INestApplication,
   Inject,
   Module,
   Param,
@@ -24,7 +25,13 @@ import {
   Idempotent,
   OncelyModule,
 } from '../../../src/nestjs/index.js';
-import { type AdapterHarness, socketClient, toTestResponse } from '../../http/support/harness.js';
+import {
+  type AdapterHarness,
+  socketClient,
+  type TestRequest,
+  type TestResponse,
+  toTestResponse,
+} from '../../http/support/harness.js';
 import { binaryBody, type Counters, type Gates, LARGE_PAD } from '../../http/support/routes.js';
 
 /** What a handler needs of the test: how often it ran, and the gates that hold it mid-flight. */
@@ -159,13 +166,20 @@ export class SuiteController {
 
 export type Platform = 'express' | 'fastify';
 
+/** A running test app (typed by hand: the inferred type names the platform's own copy of Fastify). */
+export interface NestApp {
+  readonly app: INestApplication;
+  readonly port: number;
+  request(request: TestRequest): Promise<TestResponse>;
+}
+
 /** A Nest application of `controllers` on `platform`, with oncely's module on `options`, listening on loopback. */
 export async function createNestApp(
   platform: Platform,
   options: Record<string, unknown>,
   fixture: Fixture,
   controllers: (new (...args: never[]) => unknown)[] = [SuiteController],
-) {
+): Promise<NestApp> {
   @Module({
     imports: [OncelyModule.forRoot(options as never)],
     controllers,
