@@ -10,24 +10,23 @@ const text = (bytes: Uint8Array | null) => new TextDecoder().decode(bytes ?? new
 describe('keys', () => {
   it('a new key is a UUIDv7, different every time, in time order', () => {
     const keys = Array.from({ length: 100 }, () => newKey());
-    for (const key of keys) expect(key).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    for (const key of keys)
+      expect(key).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
     expect(new Set(keys).size).toBe(100);
     expect([...keys].sort()).toEqual(keys);
   });
 
-  it.each([
-    'plain-key',
-    'a,b',
-    '"quoted"',
-    ' padded ',
-    'back\\slash',
-    'x'.repeat(255),
-  ])('the header value of %j reads back as the same key on the server', (key) => {
-    expect(parseKeyHeader(keyHeaderValue(checkKey(key)))).toBe(key);
-  });
+  it.each(['plain-key', 'a,b', '"quoted"', ' padded ', 'back\\slash', 'x'.repeat(255)])(
+    'the header value of %j reads back as the same key on the server',
+    (key) => {
+      expect(parseKeyHeader(keyHeaderValue(checkKey(key)))).toBe(key);
+    },
+  );
 
   it('sends the bare form where it reads back the same (what most servers expect)', () => {
-    expect(keyHeaderValue('0190a3b2-7c1d-7e4f-8a9b-0c1d2e3f4a5b')).toBe('0190a3b2-7c1d-7e4f-8a9b-0c1d2e3f4a5b');
+    expect(keyHeaderValue('0190a3b2-7c1d-7e4f-8a9b-0c1d2e3f4a5b')).toBe(
+      '0190a3b2-7c1d-7e4f-8a9b-0c1d2e3f4a5b',
+    );
   });
 
   it.each([
@@ -75,7 +74,10 @@ describe('bodies are made replayable once', () => {
   it('URLSearchParams and typed arrays are copied: a change after the call does not reach a retry', async () => {
     const params = new URLSearchParams({ amount: '1' });
     const array = new Uint8Array([1, 2, 3]);
-    const [fromParams, fromArray] = await Promise.all([replayableBody(params, 10), replayableBody(array, 10)]);
+    const [fromParams, fromArray] = await Promise.all([
+      replayableBody(params, 10),
+      replayableBody(array, 10),
+    ]);
     params.set('amount', '2');
     array[0] = 9;
     expect(text(fromParams.bytes)).toBe('amount=1');
