@@ -19,7 +19,7 @@ export async function runAttempt(
 ): Promise<Attempt> {
   let pending: Promise<Response>;
   try {
-    pending = fetchImpl(input, init);
+    pending = Promise.resolve(fetchImpl(input, init));
   } catch (error) {
     pending = Promise.reject(error);
   }

@@ -3,8 +3,11 @@ import { knownOptions, optionalFunction, wholeNumber } from '../core/validate.js
 import type { BackoffPolicy } from './backoff.js';
 import type { RetryReason } from './retry-policy.js';
 
-/** A `fetch` with the standard signature: the global one, undici's, a test double, a framework's `app.request`. */
-export type FetchFunction = (input: string | URL, init: RequestInit) => Promise<Response>;
+/**
+ * A `fetch` with the standard signature: the global one, undici's, a test double, a framework's in-process
+ * `app.request` (Hono's may answer synchronously, hence the plain `Response`).
+ */
+export type FetchFunction = (input: string | URL, init: RequestInit) => Promise<Response> | Response;
 
 /** What `onRetry` is told before each wait. */
 export interface RetryEvent {
