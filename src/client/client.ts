@@ -87,6 +87,11 @@ async function send(
   const deadline = started + limits.timeoutMs;
 
   for (let attempt = 1; ; attempt++) {
+    if (attempt > 1 && performance.now() >= deadline) {
+      // A wait's timer can fire late (a busy event loop): no attempt starts after the deadline, however fast it
+      // would be answered.
+      throw new DeadlineExceededError(key, attempt - 1, limits.timeoutMs, undefined);
+    }
     const signal = attemptSignal(caller, deadline - performance.now(), limits.attemptTimeoutMs);
     const init = { ...fetchInit, headers: new Headers(headers), body: body.bytes, signal: signal.signal };
     const verdict = judge(await runAttempt(fetchImpl, input, init, signal));

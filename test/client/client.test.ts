@@ -207,6 +207,18 @@ describe('the deadline', () => {
     expect((error as { response: Response }).response.status).toBe(503);
   });
 
+  it('no attempt starts after it, even when a wait ends late (a busy event loop)', async () => {
+    const busy = () => {
+      const until = performance.now() + 300;
+      while (performance.now() < until) {}
+    };
+    const { client: c, sent } = client([{ status: 503 }, created], { timeoutMs: 200, onRetry: busy });
+    const error = await failure(c.fetch(URL_, POST));
+    expect(isDeadlineExceededError(error)).toBe(true);
+    expect(error).toMatchObject({ attempts: 1 });
+    expect(sent).toHaveLength(1);
+  });
+
   it('per attempt: a silent attempt is aborted and retried, within the overall deadline', async () => {
     const { client: c, sent, events } = client(['hang', replayed], { attemptTimeoutMs: 100 });
     const result = await c.fetch(URL_, POST);
@@ -238,11 +250,11 @@ describe("the caller's AbortSignal", () => {
     expect(sent).toHaveLength(1);
   });
 
-  it('already aborted: nothing is sent', async () => {
-    const { client: c, sent } = client([created]);
+  it('already aborted: fetch is not even called', async () => {
+    const { client: c, calls } = client([created]);
     const error = await failure(c.fetch(URL_, { ...POST, signal: AbortSignal.abort() }));
     expect((error as Error).name).toBe('AbortError');
-    expect(sent).toHaveLength(0);
+    expect(calls()).toBe(0);
   });
 
   it('still covers the body of the final answer, which the caller reads after the call returns', async () => {

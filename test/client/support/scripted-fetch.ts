@@ -20,9 +20,15 @@ export interface SentRequest {
 }
 
 /** A fetch that plays `steps` in order (the last one repeats) and records what each attempt sent. */
-export function scriptedFetch(steps: readonly Step[]): { fetch: FetchFunction; sent: SentRequest[] } {
+export function scriptedFetch(steps: readonly Step[]): {
+  fetch: FetchFunction;
+  sent: SentRequest[];
+  calls: () => number;
+} {
   const sent: SentRequest[] = [];
+  let calls = 0;
   const fetch: FetchFunction = async (input, init) => {
+    calls++;
     const step = steps[Math.min(sent.length, steps.length - 1)];
     const signal = init.signal;
     if (!signal) throw new Error('the client must give every attempt a signal');
@@ -45,7 +51,7 @@ export function scriptedFetch(steps: readonly Step[]): { fetch: FetchFunction; s
     }
     return new Response(step.body ?? null, { status: step.status, headers: step.headers ?? {} });
   };
-  return { fetch, sent };
+  return { fetch, sent, calls: () => calls };
 }
 
 /** oncely's problem answers, as the server writes them. */
