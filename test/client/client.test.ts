@@ -116,6 +116,20 @@ describe('what is retried, end to end', () => {
     expect(sent).toHaveLength(1);
   });
 
+  it("a retried answer's body is cancelled, freeing its connection for the retry", async () => {
+    let cancelled = false;
+    const body = new ReadableStream({
+      cancel: () => {
+        cancelled = true;
+      },
+    });
+    const fetch = async () =>
+      cancelled ? new Response('ok', { status: 201 }) : new Response(body, { status: 503 });
+    const result = await createClient({ fetch, baseDelayMs: 1 }).fetch(URL_, POST);
+    expect(cancelled).toBe(true);
+    expect(result).toMatchObject({ attempts: 2 });
+  });
+
   it('a replayed 5xx is final (the server kept it; every retry would get it again)', async () => {
     const { client: c, sent } = client([{ status: 500, headers: { 'idempotent-replayed': 'true' } }]);
     expect(await c.fetch(URL_, POST)).toMatchObject({ attempts: 1, replayed: true });
