@@ -83,6 +83,10 @@ async function send(
   const body = await replayableBody(fetchInit.body, options.maxStreamBytes);
   if (body.contentType !== null && !headers.has('content-type'))
     headers.set('content-type', body.contentType);
+  // fetch reports a request it cannot make (a bad URL, a body on a GET, a bad header value) as a TypeError, the
+  // same type as a network error: building the request once here throws it before the first attempt, instead of
+  // retrying a programming error until the attempts run out.
+  new Request(input, { ...fetchInit, headers, body: body.bytes });
   const fetchImpl = options.fetch ?? globalThis.fetch;
   const deadline = started + limits.timeoutMs;
 

@@ -304,6 +304,19 @@ describe('options', () => {
     expect(sent).toHaveLength(2);
   });
 
+  it('a request fetch cannot make is a TypeError before any attempt, not a network error retried', async () => {
+    const { client: c, calls } = client([created]);
+    for (const [url, init] of [
+      ['not a url', POST],
+      [URL_, { method: 'GET', body: 'x' }],
+      [URL_, { ...POST, headers: { 'x-bad': 'line\nbreak' } }],
+    ] as const) {
+      const error = await failure(c.fetch(url, init));
+      expect(error, `${url} ${JSON.stringify(init)}`).toBeInstanceOf(TypeError);
+    }
+    expect(calls()).toBe(0);
+  });
+
   it('a Request is refused: its body can be read once', async () => {
     const { client: c } = client([created]);
     const request = new Request(URL_, POST) as unknown as string;
