@@ -15,14 +15,18 @@ const NO_BODY: ReplayableBody = { bytes: null, contentType: null };
  * - `FormData` gets a new random multipart boundary each time fetch serializes it, so its bytes differ on every
  *   attempt and a server that fingerprints the body (oncely's default) answers the retry 422 `key-reused`;
  * - `URLSearchParams`, `ArrayBuffer` and typed arrays are mutable: the caller may change them between attempts.
- * The Request constructor does the serializing, so the bytes and the `Content-Type` are the ones fetch would send.
- * A stream is read up to `maxStreamBytes`; the other kinds are in memory already.
+ * The bytes and the `Content-Type` are the ones fetch would send: the common kinds are copied as the Fetch
+ * standard's "extract a body" would (about 150 µs less per call than going through a Request and its stream); the
+ * Request constructor serializes the rest (FormData, streams). A stream is read up to `maxStreamBytes`; the other
+ * kinds are in memory already.
  */
 export async function replayableBody(
   body: BodyInit | null | undefined,
   maxStreamBytes: number,
 ): Promise<ReplayableBody> {
   if (body === null || body === undefined) return NO_BODY;
+  const copied = await copiedBody(body);
+  if (copied !== undefined) return copied;
   // Node's fetch also takes an async iterable (a `Readable`): one-shot like a stream.
   const stream = body instanceof ReadableStream || Symbol.asyncIterator in Object(body);
   let probe: Request;
@@ -42,6 +46,30 @@ export async function replayableBody(
   if (probe.body === null) return { bytes: new Uint8Array(0), contentType };
   const bytes = await readAll(probe.body, stream ? maxStreamBytes : Number.POSITIVE_INFINITY);
   return { bytes, contentType };
+}
+
+/** The body kinds whose bytes and media type the Fetch standard defines directly, copied; undefined for the rest. */
+async function copiedBody(body: BodyInit): Promise<ReplayableBody | undefined> {
+  if (typeof body === 'string') {
+    return { bytes: new TextEncoder().encode(body), contentType: 'text/plain;charset=UTF-8' };
+  }
+  if (body instanceof URLSearchParams) {
+    const bytes = new TextEncoder().encode(body.toString());
+    return { bytes, contentType: 'application/x-www-form-urlencoded;charset=UTF-8' };
+  }
+  if (body instanceof ArrayBuffer) return { bytes: new Uint8Array(body.slice(0)), contentType: null };
+  if (ArrayBuffer.isView(body)) {
+    const bytes = new Uint8Array(body.byteLength);
+    bytes.set(new Uint8Array(body.buffer, body.byteOffset, body.byteLength));
+    return { bytes, contentType: null };
+  }
+  if (body instanceof Blob) {
+    return {
+      bytes: new Uint8Array(await body.arrayBuffer()),
+      contentType: body.type === '' ? null : body.type,
+    };
+  }
+  return undefined;
 }
 
 async function readAll(stream: ReadableStream<Uint8Array>, limit: number): Promise<Uint8Array<ArrayBuffer>> {

@@ -85,6 +85,27 @@ describe('bodies are made replayable once', () => {
     expect([...(fromArray.bytes ?? [])]).toEqual([1, 2, 3]);
   });
 
+  it('each kind gets the bytes and the media type fetch itself would send', async () => {
+    const form = new FormData();
+    form.set('a', '1');
+    const kinds: BodyInit[] = [
+      'héllo',
+      new URLSearchParams({ a: '1 2', b: 'é' }),
+      new TextEncoder().encode('bytes').buffer,
+      new Uint16Array([1, 2, 3]).subarray(1),
+      new DataView(new Uint8Array([7, 8, 9]).buffer, 1, 1),
+      new Blob(['blob'], { type: 'text/csv' }),
+      new Blob(['untyped']),
+    ];
+    for (const kind of kinds) {
+      const fetched = new Request('http://x/', { method: 'POST', body: kind });
+      const expected = new Uint8Array(await fetched.arrayBuffer());
+      const body = await replayableBody(kind, 10);
+      expect(body.contentType, String(kind)).toBe(fetched.headers.get('content-type'));
+      expect([...(body.bytes ?? [])], String(kind)).toEqual([...expected]);
+    }
+  });
+
   it('a stream is read into memory once, up to maxStreamBytes', async () => {
     const stream = () =>
       new ReadableStream<Uint8Array>({
