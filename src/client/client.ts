@@ -68,6 +68,7 @@ async function send(
   init: IdempotentRequestInit,
 ): Promise<IdempotentResult> {
   const started = performance.now();
+  // The call's own fields are not fetch's: they stay out of the init every attempt passes on.
   const { key: ownKey, maxAttempts: _a, timeoutMs: _t, attemptTimeoutMs: _at, ...fetchInit } = init;
   const limits = resolveLimits(init, options);
   const caller = fetchInit.signal ?? undefined;
@@ -103,7 +104,9 @@ async function send(
       // The caller's signal keeps covering the body, which the caller reads after this returns (as with fetch).
       signal.settle(true);
       const rejected = await keyRejection(verdict.response, key);
-      if (rejected === undefined) return { ...verdict, attempts: attempt, key };
+      if (rejected === undefined) {
+        return { response: verdict.response, replayed: verdict.replayed, attempts: attempt, key };
+      }
       await discard(verdict.response);
       throw rejected;
     }

@@ -46,11 +46,15 @@ describe('one key per operation, the same on every attempt', () => {
     const form = new FormData();
     form.set('amount', '1999');
     const { client: c, sent, events } = client(['network-error', 'network-error', replayed]);
-    const result = await c.fetch(URL_, { method: 'POST', body: form });
+    const result = await c.fetch(URL_, { method: 'POST', body: form, timeoutMs: 30_000, maxAttempts: 5 });
     expect(result).toMatchObject({ attempts: 3, replayed: true });
+    expect(Object.keys(result).sort()).toEqual(['attempts', 'key', 'replayed', 'response']);
     expect(result.response.status).toBe(201);
     expect(await result.response.text()).toBe('{"id":"pay_1"}');
     const keys = sent.map((request) => request.headers.get('idempotency-key'));
+    // The call's own options never reach fetch.
+    for (const { init } of sent)
+      expect(Object.keys(init).sort()).toEqual(['body', 'headers', 'method', 'signal']);
     expect(new Set(keys)).toEqual(new Set([result.key]));
     expect(result.key).toMatch(/^[0-9a-f-]{36}$/);
     expect(new Set(sent.map((request) => request.body)).size).toBe(1);

@@ -16,6 +16,8 @@ export interface SentRequest {
   readonly headers: Headers;
   readonly body: string;
   readonly signal: AbortSignal;
+  /** The init as fetch received it. */
+  readonly init: RequestInit;
   readonly at: number;
 }
 
@@ -39,6 +41,7 @@ export function scriptedFetch(steps: readonly Step[]): {
       headers: new Headers(init.headers),
       body,
       signal,
+      init,
       at: performance.now(),
     });
     if (step === undefined) throw new Error('no steps');
