@@ -35,7 +35,7 @@ export interface DashboardOptions {
   readonly allowedHosts?: readonly string[];
   /** How often the page refreshes, ms; the server computes one snapshot per interval for all viewers. Default 2,000. */
   readonly refreshMs?: number;
-  /** Rows per list (keys, dead letters, topics, parked, events). Default 25. */
+  /** Rows per list (keys, dead letters, topics, parked, events). Default 10. */
   readonly listLimit?: number;
   /** Redis: keys inspected per refresh (a bounded SCAN, as `oncely stats`); above it counts are a lower bound. Default 10,000. */
   readonly scanLimit?: number;
@@ -104,7 +104,7 @@ export function resolveDashboardOptions(options: DashboardOptions): ResolvedDash
     allowedOrigins: stringList('allowedOrigins', options.allowedOrigins) ?? [],
     allowedHosts: stringList('allowedHosts', options.allowedHosts)?.map((host) => host.toLowerCase()),
     refreshMs: wholeNumber('refreshMs', options.refreshMs, 2_000, { min: 250, max: 600_000 }),
-    listLimit: wholeNumber('listLimit', options.listLimit, 25, { min: 1, max: 1_000 }),
+    listLimit: wholeNumber('listLimit', options.listLimit, 10, { min: 1, max: 1_000 }),
     scanLimit: wholeNumber('scanLimit', options.scanLimit, 10_000, { min: 1 }),
     rateWindowMs: wholeNumber('rateWindowMs', options.rateWindowMs, 900_000, {
       min: 60_000,
