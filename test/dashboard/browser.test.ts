@@ -105,7 +105,7 @@ describe.skipIf(!canRun)('the dashboard in Chromium', () => {
     await page.getByTestId('status').filter({ hasText: 'live' }).waitFor();
     return page;
   }
-  const text = (page: Page, id: string) => page.getByTestId(id).first().innerText();
+  const text = async (page: Page, id: string) => (await page.getByTestId(id).first().textContent()) ?? '';
 
   for (const kind of ['postgres', 'redis'] as const) {
     it(`${kind}: the keys, events and parked messages on the page are the store's`, async () => {
@@ -122,7 +122,7 @@ describe.skipIf(!canRun)('the dashboard in Chromium', () => {
         expect(await text(page, 'count-inProgress')).toBe(String(stats.inProgress));
         expect(await text(page, 'count-completed')).toBe(String(stats.completed));
         expect(await text(page, 'count-released')).toBe(String(stats.released));
-        expect(await page.locator('.tile', { hasText: 'in progress' }).innerText()).toContain(
+        expect(await page.locator('.tile', { hasText: 'in progress' }).textContent()).toContain(
           `${seeded.counts.leaseExpired} with lease run out`,
         );
         expect(await page.getByTestId('in-progress-row').count()).toBe(seeded.counts.inProgress);
@@ -131,7 +131,7 @@ describe.skipIf(!canRun)('the dashboard in Chromium', () => {
         // The stuck key is listed first (least lease left), its lease shown as run out.
         const first = page.getByTestId('in-progress-row').first();
         expect(await first.locator('td.key').getAttribute('data-key')).toBe(seeded.stuck);
-        expect(await first.innerText()).toContain('ran out');
+        expect(await first.textContent()).toContain('ran out');
         expect(await text(page, 'parked-count')).toBe(String(seeded.counts.parked));
         expect(await page.getByTestId('parked-row').count()).toBe(seeded.counts.parked);
         // The engine's events, through the event log: the takeover and the fenced complete of the seed.
@@ -153,15 +153,15 @@ describe.skipIf(!canRun)('the dashboard in Chromium', () => {
       expect(await text(page, 'outbox-pending')).toBe(String(stats.pending));
       expect(await text(page, 'outbox-dead')).toBe(String(stats.dead));
       const topic = (name: string) => page.locator(`[data-testid="topic-row"][data-topic="${name}"]`);
-      expect(await topic('orders').getByTestId('topic-pending').innerText()).toBe('3');
-      expect(await topic('payments').getByTestId('topic-pending').innerText()).toBe('2');
-      expect(await topic('payment.failed').getByTestId('topic-dead').innerText()).toBe('2');
-      expect(await topic('orders').getByTestId('topic-oldest').innerText()).toContain(
+      expect(await topic('orders').getByTestId('topic-pending').textContent()).toBe('3');
+      expect(await topic('payments').getByTestId('topic-pending').textContent()).toBe('2');
+      expect(await topic('payment.failed').getByTestId('topic-dead').textContent()).toBe('2');
+      expect(await topic('orders').getByTestId('topic-oldest').textContent()).toContain(
         `#${outbox.pending.orders![0]}`,
       );
       for (const id of outbox.dead) {
         const row = page.locator(`[data-testid="dead-row"][data-id="${id}"]`);
-        expect(await row.getByTestId('dead-error').innerText()).toContain(outbox.error);
+        expect(await row.getByTestId('dead-error').textContent()).toContain(outbox.error);
       }
       expect(await page.locator('#backlog svg.chart polyline').count()).toBeGreaterThan(0);
       expect(await page.content()).not.toContain('PAYLOAD-SECRET');
@@ -181,10 +181,10 @@ describe.skipIf(!canRun)('the dashboard in Chromium', () => {
       await page.getByRole('button', { name: 'Look up' }).click();
       const result = page.getByTestId('lookup-result');
       await result.getByText(seededPg.completed.hashed).waitFor();
-      expect(await result.innerText()).toContain('201');
+      expect(await result.textContent()).toContain('201');
       expect(await page.content()).not.toContain(seededPg.bodyMarker);
       await page.getByTestId('show-body').click();
-      expect(await page.getByTestId('body-text').innerText()).toContain(seededPg.bodyMarker);
+      expect(await page.getByTestId('body-text').textContent()).toContain(seededPg.bodyMarker);
     } finally {
       await page.close();
     }
