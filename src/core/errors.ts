@@ -13,7 +13,12 @@ export type OncelyErrorCode =
   | 'ONCELY_CORRUPT_RECORD'
   | 'ONCELY_RESPONSE_NOT_RETAINED'
   | 'ONCELY_CLAIM_SETTLED'
-  | 'ONCELY_TRANSACTION_ESCAPED';
+  | 'ONCELY_TRANSACTION_ESCAPED'
+  // oncely/client: the caller's side of the protocol (src/client/errors.ts).
+  | 'ONCELY_RETRIES_EXHAUSTED'
+  | 'ONCELY_DEADLINE_EXCEEDED'
+  | 'ONCELY_KEY_REJECTED'
+  | 'ONCELY_BODY_NOT_REPLAYABLE';
 
 export interface OncelyErrorOptions {
   cause?: unknown;

@@ -21,6 +21,7 @@ export const SUBPATH_PEERS: Readonly<Record<string, readonly string[]>> = {
   'oncely/testing': ['fast-check'],
   // Reads through the ioredis client or pg pool the application passes: no peer of its own.
   'oncely/dashboard': [],
+  'oncely/client': [],
 };
 
 /**
