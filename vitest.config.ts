@@ -14,6 +14,7 @@ const publicEntries: Record<string, string> = {
   'oncely/fastify': 'http/fastify.ts',
   'oncely/hono': 'http/hono.ts',
   'oncely/node': 'http/node.ts',
+  'oncely/client': 'client/index.ts',
   'oncely/outbox': 'messaging/outbox/index.ts',
   'oncely/rabbitmq': 'messaging/brokers/rabbitmq.ts',
   'oncely/nats': 'messaging/brokers/nats.ts',
@@ -21,6 +22,7 @@ const publicEntries: Record<string, string> = {
   'oncely/testing': 'testing/index.ts',
   'oncely/nestjs': 'nestjs/index.ts',
   'oncely/decorators': 'decorators.ts',
+  'oncely/dashboard': 'dashboard/index.ts',
 };
 
 export default defineConfig({

@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type ServerResponse, STATUS_CODES } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Store } from 'oncely';
+import type { EventHandler, Store } from 'oncely';
 import { type IdempotencyContext, idempotency } from 'oncely/node';
 import { type PostgresStore, transactionOf } from 'oncely/postgres';
 import type pg from 'pg';
@@ -19,6 +19,8 @@ export interface PaymentsServerOptions {
   readonly host?: string;
   /** How long a simulated charge takes. Default 50 ms. */
   readonly processingMs?: number;
+  /** The engine's event hook (the demo's dashboard passes an EventLog's). */
+  readonly onEvent?: EventHandler;
 }
 
 export interface PaymentsServer {
@@ -37,7 +39,7 @@ export interface PaymentsServer {
  * fixes it and retries with the same key. Resolves once listening; rejects when it cannot (a port in use).
  */
 export async function startPaymentsServer(options: PaymentsServerOptions): Promise<PaymentsServer> {
-  const { store, postgres, port = 0, host = '127.0.0.1', processingMs = 50 } = options;
+  const { store, postgres, port = 0, host = '127.0.0.1', processingMs = 50, onEvent } = options;
   const charge = await chargeFunction(store, postgres, processingMs);
   const idem = idempotency({
     // Transactional mode: the claim, the payment row, its event and the stored response share one transaction.
@@ -46,6 +48,7 @@ export async function startPaymentsServer(options: PaymentsServerOptions): Promi
     // The demo's clients are whoever holds a bearer token, or one anonymous client for curl without one: said
     // explicitly, as a service whose identity lives elsewhere should say it (see docs/http.md#scope).
     scope: (req) => req.headers.authorization ?? 'anonymous',
+    ...(onEvent === undefined ? {} : { onEvent }),
   });
 
   const server = createServer(

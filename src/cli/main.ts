@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import { dashboardCommand, dashboardHelp } from './commands/dashboard.js';
 import { demo, demoHelp } from './commands/demo.js';
 import { estimate, estimateHelp } from './commands/estimate.js';
 import { inspect, inspectHelp } from './commands/inspect.js';
@@ -19,6 +20,7 @@ const commands: Record<string, Command> = {
   estimate: { run: estimate, help: estimateHelp },
   migrate: { run: migrate, help: migrateHelp },
   outbox: { run: outboxCommand, help: outboxHelp },
+  dashboard: { run: dashboardCommand, help: dashboardHelp },
 };
 
 const usage = `oncely: exactly-once effects for retried requests and redelivered messages

@@ -12,7 +12,13 @@ export type OncelyErrorCode =
   | 'ONCELY_LEASE_LOST'
   | 'ONCELY_CORRUPT_RECORD'
   | 'ONCELY_RESPONSE_NOT_RETAINED'
-  | 'ONCELY_CLAIM_SETTLED';
+  | 'ONCELY_CLAIM_SETTLED'
+  | 'ONCELY_TRANSACTION_ESCAPED'
+  // oncely/client: the caller's side of the protocol (src/client/errors.ts).
+  | 'ONCELY_RETRIES_EXHAUSTED'
+  | 'ONCELY_DEADLINE_EXCEEDED'
+  | 'ONCELY_KEY_REJECTED'
+  | 'ONCELY_BODY_NOT_REPLAYABLE';
 
 export interface OncelyErrorOptions {
   cause?: unknown;
@@ -124,6 +130,27 @@ export class ClaimSettledError extends OncelyError {
   }
 }
 
+/**
+ * Transactional mode: the code holding the claim ended the transaction oncely opened for it (a `COMMIT`,
+ * `ROLLBACK` or `BEGIN … COMMIT` of its own on the handed-out connection), so its writes and the key's record no
+ * longer commit together. The claim is refused and the key released; `outcomeStored` says whether the outcome
+ * was written all the same (only where the driver could not tell in time, see the PostgreSQL store's docs).
+ */
+export class TransactionEscapedError extends OncelyError {
+  override name = 'TransactionEscapedError' as const;
+  readonly outcomeStored: boolean;
+  constructor(
+    readonly token: number,
+    options: { outcomeStored?: boolean } = {},
+  ) {
+    super(
+      'ONCELY_TRANSACTION_ESCAPED',
+      `the transaction of the claim with fencing token ${token} was ended by the code holding it (COMMIT, ROLLBACK or BEGIN on the handed-out connection); its writes may have committed without the key's record. ${options.outcomeStored ? 'The outcome was stored after them' : 'The key was released'}. Write through the handed-out connection without transaction statements (use SAVEPOINT for nested work)`,
+    );
+    this.outcomeStored = options.outcomeStored ?? false;
+  }
+}
+
 const guard =
   <T extends OncelyError>(name: string) =>
   (error: unknown): error is T =>
@@ -143,3 +170,4 @@ export const isLeaseLostError = guard<LeaseLostError>('LeaseLostError');
 export const isCorruptRecordError = guard<CorruptRecordError>('CorruptRecordError');
 export const isResponseNotRetainedError = guard<ResponseNotRetainedError>('ResponseNotRetainedError');
 export const isClaimSettledError = guard<ClaimSettledError>('ClaimSettledError');
+export const isTransactionEscapedError = guard<TransactionEscapedError>('TransactionEscapedError');

@@ -73,8 +73,9 @@ export function actionFor(outcome: InboxOutcome<unknown>): InboxAction {
 
 const OPTIONS = [...ENGINE_OPTION_NAMES, 'messageId', 'scope', 'maxAttempts', 'onParked', 'codec'] as const;
 // Every delivery of a message is the same request: the id alone decides, whatever the payload bytes.
-const FINGERPRINT = 'inbox-message';
-const PARKED_HEADER = 'oncely-inbox';
+// Exported (not public API) for the dashboard, which finds parked messages by these marks.
+export const FINGERPRINT = 'inbox-message';
+export const PARKED_HEADER = 'oncely-inbox';
 const PARKED: unique symbol = Symbol('parked');
 
 /**

@@ -7,7 +7,7 @@ import { expectCleanFailure, oncely } from './support/cli.js';
 
 const root = new URL('../../', import.meta.url).pathname;
 const { version } = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version: string };
-const COMMANDS = ['demo', 'inspect', 'stats', 'purge', 'estimate', 'migrate', 'outbox'];
+const COMMANDS = ['demo', 'inspect', 'stats', 'purge', 'estimate', 'migrate', 'outbox', 'dashboard'];
 
 describe('oncely usage, help and version', () => {
   const scratch: string[] = [];

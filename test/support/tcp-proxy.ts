@@ -8,15 +8,24 @@ export interface TcpProxy {
    */
   blackhole(): void;
   heal(): void;
+  /**
+   * The next `count` responses are lost on their way back, after the server sent them (an oncely server has
+   * stored the outcome by then): the first bytes the server sends on a connection are dropped, and then either
+   * both sides are closed (`'reset'`: the client sees the connection cut) or the connection stays open and
+   * silent (`'silent'`: the client hears nothing until it gives up on the attempt).
+   */
+  loseResponses(count: number, how?: 'reset' | 'silent'): void;
   close(): Promise<void>;
 }
 
 /** A TCP proxy on a free loopback port in front of `targetPort`, for network faults a test injects itself. */
 export async function startTcpProxy(targetPort: number): Promise<TcpProxy> {
   let silent = false;
+  let losses: { count: number; how: 'reset' | 'silent' } = { count: 0, how: 'reset' };
   const sockets = new Set<Socket>();
   const server: Server = createServer((client) => {
     const upstream = connect({ host: '127.0.0.1', port: targetPort });
+    let losing = false;
     for (const socket of [client, upstream]) {
       sockets.add(socket);
       socket.on('close', () => sockets.delete(socket));
@@ -27,7 +36,12 @@ export async function startTcpProxy(targetPort: number): Promise<TcpProxy> {
       if (!silent) upstream.write(chunk);
     });
     upstream.on('data', (chunk) => {
-      if (!silent) client.write(chunk);
+      if (!losing && losses.count > 0) {
+        losses.count--;
+        losing = true;
+        if (losses.how === 'reset') client.destroy();
+      }
+      if (!silent && !losing) client.write(chunk);
     });
     client.on('close', () => upstream.destroy());
     upstream.on('close', () => client.destroy());
@@ -42,6 +56,9 @@ export async function startTcpProxy(targetPort: number): Promise<TcpProxy> {
     },
     heal: () => {
       silent = false;
+    },
+    loseResponses: (count, how = 'reset') => {
+      losses = { count, how };
     },
     close: () =>
       new Promise<void>((resolve) => {

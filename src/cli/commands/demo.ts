@@ -1,5 +1,6 @@
 import type { OutboxRelay } from '../../messaging/outbox/relay.js';
 import { choiceOption, intOption, parseOptions } from '../args.js';
+import { runLiveDashboard } from '../demo/live-dashboard.js';
 import { loadPaymentsServer, type PaymentsServer } from '../demo/payments-server.js';
 import { startDemoRelay } from '../demo/relay.js';
 import { renderReport } from '../demo/report.js';
@@ -10,6 +11,7 @@ import { ProgressBar } from '../progress.js';
 
 export const demoHelp = `oncely demo [--keys 20] [--duplicates 50] [--store memory|redis|postgres] [--processing-ms 50]
 oncely demo --serve [--port 3000] [--host 127.0.0.1] [--store memory|redis|postgres] [--processing-ms 50]
+oncely demo --store postgres --dashboard [--port 8080] [--processing-ms 50]
 
   Starts the example payments service (examples/payments) and fires --duplicates concurrent identical
   POST /payments requests for each of --keys idempotency keys over real HTTP, retrying 409s after
@@ -17,7 +19,9 @@ oncely demo --serve [--port 3000] [--host 127.0.0.1] [--store memory|redis|postg
   than once.
   With --serve the service keeps running for curl (exit 1 if it cannot listen, e.g. the port is in use). Redis
   and PostgreSQL are reached through REDIS_URL and DATABASE_URL (localhost by default); on PostgreSQL the demo
-  creates its tables in the public schema (the one command that does).`;
+  creates its tables in the public schema (the one command that does).
+  With --dashboard (PostgreSQL) the service runs under steady traffic and oncely dashboard shows it live on
+  127.0.0.1 (--port), actions on; its demo broker refuses amounts ending in 13, so dead letters appear.`;
 
 export async function demo(argv: readonly string[]): Promise<void> {
   const { values } = parseOptions('demo', argv, {
@@ -26,12 +30,33 @@ export async function demo(argv: readonly string[]): Promise<void> {
     store: { type: 'string' },
     'processing-ms': { type: 'string' },
     serve: { type: 'boolean' },
+    dashboard: { type: 'boolean' },
     port: { type: 'string' },
     host: { type: 'string' },
   });
   // Every flag is checked before a store is opened: a mistake is reported at once, with nothing to clean up.
   const kind = choiceOption('store', values.store, STORE_KINDS, 'memory');
   const processingMs = intOption('processing-ms', values['processing-ms'], 50, 0, 60_000);
+  if (values.dashboard) {
+    if (kind !== 'postgres')
+      throw new UsageError(
+        'demo: --dashboard runs on --store postgres (the outbox and the event log live there)',
+      );
+    if (
+      values.serve ||
+      values.keys !== undefined ||
+      values.duplicates !== undefined ||
+      values.host !== undefined
+    )
+      throw new UsageError(
+        'demo: --dashboard runs its own traffic on 127.0.0.1; it takes --port and --processing-ms',
+      );
+    return liveDashboard(
+      await openStore(kind, { migrate: true }),
+      intOption('port', values.port, 8080, 0, 65_535),
+      processingMs,
+    );
+  }
   if (values.serve) {
     if (values.keys !== undefined || values.duplicates !== undefined)
       throw new UsageError('demo: --keys and --duplicates size the storm; --serve runs no storm');
@@ -80,6 +105,29 @@ async function serve(opened: OpenedStore, port: number, host: string, processing
   const stop = async () => {
     await running.close();
     await relay?.stop({ timeoutMs: 5_000 });
+    await opened.close();
+    process.exit(0);
+  };
+  process.once('SIGINT', stop).once('SIGTERM', stop);
+  return new Promise(() => {});
+}
+
+async function liveDashboard(opened: OpenedStore, port: number, processingMs: number): Promise<void> {
+  let live: { stop: () => Promise<void> };
+  try {
+    live = await runLiveDashboard({
+      store: opened.store,
+      pool: opened.pool!,
+      description: opened.description,
+      port,
+      processingMs,
+    });
+  } catch (error) {
+    await opened.close();
+    throw error;
+  }
+  const stop = async () => {
+    await live.stop();
     await opened.close();
     process.exit(0);
   };

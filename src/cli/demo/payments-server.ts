@@ -1,4 +1,5 @@
 import type { Pool } from 'pg';
+import type { EventHandler } from '../../core/events.js';
 import type { Store } from '../../core/store.js';
 
 /** The shape of `examples/payments/server.ts`, which the build compiles to `dist/examples/payments/server.js`. */
@@ -15,6 +16,7 @@ export interface PaymentsServerModule {
     port?: number;
     host?: string;
     processingMs?: number;
+    onEvent?: EventHandler;
   }): Promise<PaymentsServer>;
 }
 

@@ -12,16 +12,25 @@ import type { OutboxMessage, Publisher } from '../../messaging/publisher.js';
 export async function startDemoRelay(
   pool: Pool,
   deliver: (message: OutboxMessage) => void,
+  options: { refuse?: (message: OutboxMessage) => string | undefined; maxAttempts?: number } = {},
 ): Promise<OutboxRelay> {
   await migrate(pool);
   const publisher: Publisher = {
     name: 'demo',
     delivery: 'at-least-once',
     async publish(message) {
+      // The dashboard demo's broker refuses some messages, so retries and dead letters have something to show.
+      const refused = options.refuse?.(message);
+      if (refused !== undefined) throw new Error(refused);
       deliver(message);
     },
   };
-  const relay = new OutboxRelay({ pool, publisher, minPollMs: 20 });
+  const relay = new OutboxRelay({
+    pool,
+    publisher,
+    minPollMs: 20,
+    ...(options.maxAttempts === undefined ? {} : { maxAttempts: options.maxAttempts }),
+  });
   await relay.start();
   return relay;
 }

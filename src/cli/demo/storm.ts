@@ -7,6 +7,8 @@ export interface StormOptions {
   readonly duplicates: number;
   /** Called after every final answer (for the progress bar). */
   readonly onAnswer?: () => void;
+  /** The amount paid under the key at `index`. Default 1,000 + index. */
+  readonly amountFor?: (index: number) => number;
 }
 
 /** What the clients of one key saw. */
@@ -45,7 +47,7 @@ export async function runStorm(options: StormOptions): Promise<KeyOutcome[]> {
   );
   const clients = outcomes.flatMap((outcome, index) =>
     Array.from({ length: options.duplicates }, () =>
-      client(options, outcome, { amount: 1_000 + index, currency: 'EUR' }),
+      client(options, outcome, { amount: options.amountFor?.(index) ?? 1_000 + index, currency: 'EUR' }),
     ),
   );
   await Promise.all(clients);

@@ -1,5 +1,5 @@
 import type { Client, PoolClient } from 'pg';
-import { LeaseLostError, StoreUnavailableError } from '../../core/errors.js';
+import { LeaseLostError, StoreUnavailableError, TransactionEscapedError } from '../../core/errors.js';
 import type {
   BeginResult,
   StoredOutcome,
@@ -11,6 +11,7 @@ import { isLockNotAvailable, isRetryableConflict, sqlStateOf, storeError } from 
 import { beginResultOf, completeValues } from './rows.js';
 import type { PostgresRuntime } from './runtime.js';
 import { inlineParameters, type SqlValue } from './sql.js';
+import { watchTransaction } from './transaction-watch.js';
 
 export type IsolationLevel = 'read committed' | 'repeatable read' | 'serializable';
 
@@ -135,16 +136,34 @@ function openTransaction(
   giveBack: () => void,
 ): StoreTransaction {
   let open = true;
+  const watch = watchTransaction(session.client);
   const close = () => {
     if (!open) return false;
     open = false;
+    watch.stop();
     return true;
+  };
+  // The holder's code ended the claim's transaction itself: whatever is still open on the connection is undone,
+  // the claim's row (committed by that COMMIT as in progress) is released under its token in a statement of its
+  // own, and the caller learns it loudly, so the bug shows on the first request and not as a double effect.
+  const refuseEscaped = async (): Promise<never> => {
+    try {
+      await undo(session);
+      const values = [key, token, runtime.now()];
+      await runtime.rows('release', runtime.statements.release, values, session.client);
+    } catch {
+      session.broken = true;
+    } finally {
+      giveBack();
+    }
+    throw new TransactionEscapedError(token);
   };
   return {
     handle: session.client,
     signal,
     async commit(outcome: StoredOutcome, retentionMs: number): Promise<void> {
       if (!close()) throw new LeaseLostError(token, 'the transaction was settled already');
+      if (watch.escaped) return refuseEscaped();
       try {
         const values = completeValues(key, token, outcome, retentionMs, runtime.now());
         try {
@@ -163,6 +182,7 @@ function openTransaction(
     },
     async rollback(): Promise<void> {
       if (!close()) return;
+      if (watch.escaped) return refuseEscaped();
       try {
         await undo(session);
       } finally {

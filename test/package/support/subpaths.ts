@@ -21,6 +21,9 @@ export const SUBPATH_PEERS: Readonly<Record<string, readonly string[]>> = {
   'oncely/testing': ['fast-check'],
   'oncely/nestjs': ['@nestjs/common', '@nestjs/core', 'reflect-metadata', 'rxjs'],
   'oncely/decorators': [],
+  // Reads through the ioredis client or pg pool the application passes: no peer of its own.
+  'oncely/dashboard': [],
+  'oncely/client': [],
 };
 
 /**

@@ -1,0 +1,130 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { DashboardRequest } from './guard.js';
+import { type DashboardOptions, type ResolvedDashboard, resolveDashboardOptions } from './options.js';
+import { type DashboardResponse, route, SECURITY_HEADERS } from './routes.js';
+import { Snapshots } from './snapshot.js';
+
+/** The dashboard as request handlers; mount one behind your own authentication. */
+export interface Dashboard {
+  /**
+   * A `node:http` handler (also Express / Connect middleware: a request outside `basePath` goes to `next`, or
+   * gets 404 without one). It reads `req.originalUrl` when the framework sets it, else `req.url`.
+   */
+  readonly node: (req: IncomingMessage, res: ServerResponse, next?: (error?: unknown) => void) => void;
+  /** A Fetch handler (Hono, Bun, Deno, workers): a request outside `basePath` gets 404. */
+  readonly fetch: (request: Request) => Promise<Response>;
+}
+
+/**
+ * One page for operators: keys by state, a key's record, recent engine events, outbox backlog and dead letters,
+ * parked inbox messages, live. Reads through the caller's client; writes nothing unless `actions` is on (then
+ * each action needs the token, a same-origin POST and a JSON body). Never shows a stored body unless asked for
+ * one key. Mount it behind the application's own authentication: see docs/dashboard.md.
+ *
+ * @example
+ * import { dashboard } from 'oncely/dashboard';
+ * const board = dashboard({ source: { postgres: pool }, basePath: '/ops/oncely' });
+ * app.use('/ops/oncely', requireOperator, board.node);
+ */
+export function dashboard(options: DashboardOptions): Dashboard {
+  const resolved = resolveDashboardOptions(options);
+  const snapshots = new Snapshots(resolved);
+  const handle = (request: DashboardRequest) => respond(resolved, snapshots, request);
+
+  return {
+    node: function oncelyDashboard(req, res, next) {
+      const url = new URL((req as { originalUrl?: string }).originalUrl ?? req.url ?? '/', 'http://x');
+      const path = below(resolved.basePath, url.pathname);
+      if (path === undefined) {
+        if (next) return next();
+        res.writeHead(404, { 'content-type': 'text/plain; charset=utf-8' }).end('not found');
+        return;
+      }
+      void handle(nodeRequest(req, path, url.searchParams)).then(
+        (response) => {
+          res.writeHead(response.status, response.headers);
+          res.end(req.method === 'HEAD' ? undefined : response.body);
+        },
+        (error: unknown) => {
+          if (next) return next(error);
+          res.destroy(error instanceof Error ? error : undefined);
+        },
+      );
+    },
+    fetch: async (request) => {
+      const url = new URL(request.url);
+      const path = below(resolved.basePath, url.pathname);
+      if (path === undefined) return new Response('not found', { status: 404 });
+      const response = await handle({
+        method: request.method,
+        path,
+        query: url.searchParams,
+        header: (name) => request.headers.get(name) ?? undefined,
+        text: async (limit) => {
+          const text = await request.text();
+          return Buffer.byteLength(text) > limit ? undefined : text;
+        },
+      });
+      return new Response(request.method === 'HEAD' ? null : response.body, {
+        status: response.status,
+        headers: response.headers,
+      });
+    },
+  };
+}
+
+/** A failing store turns into a 503 with its message; the page shows it and keeps polling. */
+async function respond(
+  options: ResolvedDashboard,
+  snapshots: Snapshots,
+  request: DashboardRequest,
+): Promise<DashboardResponse> {
+  try {
+    return await route(options, snapshots, request);
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    return {
+      status: 503,
+      headers: { ...SECURITY_HEADERS, 'content-type': 'application/json; charset=utf-8' },
+      body: JSON.stringify({ ok: false, message }),
+    };
+  }
+}
+
+/** The path below the mount point, or undefined when the request is not the dashboard's. */
+function below(basePath: string, pathname: string): string | undefined {
+  if (basePath === '') return pathname === '/' ? '' : pathname;
+  if (pathname === basePath) return '';
+  return pathname.startsWith(`${basePath}/`) ? pathname.slice(basePath.length) : undefined;
+}
+
+function nodeRequest(req: IncomingMessage, path: string, query: URLSearchParams): DashboardRequest {
+  return {
+    method: req.method ?? 'GET',
+    path,
+    query,
+    header: (name) => {
+      const value = req.headers[name];
+      return Array.isArray(value) ? value.join(', ') : value;
+    },
+    text: (limit) => {
+      // A body parser of the application (express.json()) may have read the stream already.
+      const parsed = (req as { body?: unknown }).body;
+      if (parsed !== undefined) {
+        const text = typeof parsed === 'string' ? parsed : JSON.stringify(parsed);
+        return Promise.resolve(Buffer.byteLength(text) > limit ? undefined : text);
+      }
+      if (req.readableEnded) return Promise.resolve('');
+      return new Promise((resolve, reject) => {
+        const chunks: Buffer[] = [];
+        let size = 0;
+        req.on('data', (chunk: Buffer) => {
+          size += chunk.length;
+          if (size <= limit) chunks.push(chunk);
+        });
+        req.once('end', () => resolve(size > limit ? undefined : Buffer.concat(chunks).toString('utf8')));
+        req.once('error', reject);
+      });
+    },
+  };
+}

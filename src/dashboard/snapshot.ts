@@ -1,0 +1,92 @@
+import { readEvents } from './events/read.js';
+import { readPostgresKeys } from './keys-postgres.js';
+import { scanRedisKeys } from './keys-redis.js';
+import { panelsOf } from './keys-tally.js';
+import type { KeysPanel, PanelError, ParkedPanel, Snapshot } from './model.js';
+import type { ResolvedDashboard } from './options.js';
+import { BacklogHistory, readOutbox } from './outbox-panel.js';
+
+/**
+ * Builds the page's data, at most once per `refreshMs / 2` whoever asks: ten open tabs cost the stores what one
+ * does. Each panel is read on its own; one that fails (a table missing, a store down) is reported in `errors`
+ * and shown empty, never with stale numbers.
+ */
+export class Snapshots {
+  readonly #options: ResolvedDashboard;
+  readonly #label: string;
+  // Ten minutes of samples at the default refresh.
+  readonly #history = new BacklogHistory(300);
+  #cached: { at: number; snapshot: Promise<Snapshot> } | undefined;
+
+  constructor(options: ResolvedDashboard) {
+    this.#options = options;
+    const { source } = options;
+    this.#label =
+      source.kind === 'redis' ? `redis, prefix ${source.prefix}` : `postgres, table ${source.table}`;
+  }
+
+  get(): Promise<Snapshot> {
+    const now = Date.now();
+    if (this.#cached !== undefined && now - this.#cached.at < this.#options.refreshMs / 2) {
+      return this.#cached.snapshot;
+    }
+    const snapshot = this.#build();
+    this.#cached = { at: now, snapshot };
+    return snapshot;
+  }
+
+  async #build(): Promise<Snapshot> {
+    const { source, outbox, listLimit, rateWindowMs } = this.#options;
+    const errors: PanelError[] = [];
+    const attempt = async <T>(panel: PanelError['panel'], read: () => Promise<T>): Promise<T | null> => {
+      try {
+        return await read();
+      } catch (error) {
+        errors.push({ panel, message: error instanceof Error ? error.message : String(error) });
+        return null;
+      }
+    };
+    const [keyPanels, events, outboxPanel] = await Promise.all([
+      attempt('keys', () => this.#keys()),
+      attempt('events', () => readEvents(source, listLimit, rateWindowMs)),
+      outbox === undefined
+        ? null
+        : attempt('outbox', async () => {
+            const panel = await readOutbox(outbox, this.#history, listLimit);
+            if (panel === null) {
+              throw new Error(
+                `there is no outbox table ${outbox.table}; oncely migrate creates it (or pass outbox: false)`,
+              );
+            }
+            return panel;
+          }),
+    ]);
+    return {
+      at: Date.now(),
+      store: { kind: source.kind, label: this.#label },
+      refreshMs: this.#options.refreshMs,
+      actions: this.#options.actions,
+      keys: keyPanels?.keys ?? null,
+      events,
+      outbox: outboxPanel,
+      parked: keyPanels?.parked ?? null,
+      errors,
+    };
+  }
+
+  async #keys(): Promise<{ keys: KeysPanel; parked: ParkedPanel }> {
+    const { source, listLimit, scanLimit } = this.#options;
+    if (source.kind === 'redis') return panelsOf(await scanRedisKeys(source, scanLimit, listLimit));
+    const read = await readPostgresKeys(source, listLimit);
+    const { parked, ...counts } = read.counts;
+    return {
+      keys: {
+        counts: { ...counts, truncated: false },
+        inProgress: read.lists.inProgress,
+        completed: read.lists.completed,
+        released: read.lists.released,
+      },
+      parked: { count: parked, rows: read.parked, truncated: false },
+    };
+  }
+}
