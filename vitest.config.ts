@@ -20,6 +20,8 @@ const publicEntries: Record<string, string> = {
   'oncely/nats': 'messaging/brokers/nats.ts',
   'oncely/redis-streams': 'messaging/brokers/redis-streams.ts',
   'oncely/testing': 'testing/index.ts',
+  'oncely/nestjs': 'nestjs/index.ts',
+  'oncely/decorators': 'decorators.ts',
   'oncely/dashboard': 'dashboard/index.ts',
 };
 

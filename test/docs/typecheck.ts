@@ -24,8 +24,18 @@ export interface SnippetDiagnostic {
 }
 
 /**
+ * True for a block of a Nest app: it compiles as Nest apps do, with legacy decorators (`experimentalDecorators`,
+ * `emitDecoratorMetadata`), and runs that way (snippets-run.test.ts). Every other block keeps TypeScript's standard
+ * decorators, which `oncely/decorators` documents, so the two kinds are checked in two programs.
+ */
+export const isNestApp = (snippet: Snippet) => /from '@nestjs\//.test(snippet.code);
+
+/** The compiler options of the Nest blocks, in a form tsx takes too. */
+export const nestTsconfigPath = join(repoRoot, 'test/nestjs/tsconfig.json');
+
+/**
  * Type-checks the blocks under the repository's tsconfig (strict, `oncely/*` mapped to the sources by `paths`),
- * in one Program, so the sources and the libraries are checked once, not once per block.
+ * in one Program per decorator mode, so the sources and the libraries are checked once, not once per block.
  */
 export function typecheckSnippets(snippets: readonly Snippet[]): SnippetDiagnostic[] {
   const config = ts.getParsedCommandLineOfConfigFile(
@@ -45,7 +55,19 @@ export function typecheckSnippets(snippets: readonly Snippet[]): SnippetDiagnost
     declaration: false,
     sourceMap: false,
   };
+  const nest = snippets.filter(isNestApp);
+  return [
+    ...checkProgram(
+      snippets.filter((snippet) => !isNestApp(snippet)),
+      options,
+    ),
+    ...(nest.length === 0
+      ? []
+      : checkProgram(nest, { ...options, experimentalDecorators: true, emitDecoratorMetadata: true })),
+  ];
+}
 
+function checkProgram(snippets: readonly Snippet[], options: ts.CompilerOptions): SnippetDiagnostic[] {
   const virtual = new Map<string, Snippet>();
   snippets.forEach((snippet, index) => {
     const name = `${snippet.file.replaceAll('/', '__')}__L${snippet.line}__${index}.ts`;

@@ -1,3 +1,5 @@
+import { Module } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
 import express from 'express';
 import Fastify from 'fastify';
 import { Hono } from 'hono';
@@ -7,6 +9,7 @@ import { idempotency as fastifyIdempotency } from '../../src/http/fastify.js';
 import { idempotency as honoIdempotency } from '../../src/http/hono.js';
 import { idempotency as nodeIdempotency } from '../../src/http/node.js';
 import { isInvalidOptionsError, MemoryStore } from '../../src/index.js';
+import { OncelyModule } from '../../src/nestjs/index.js';
 import { socketClient, toTestResponse } from './support/harness.js';
 
 const factories = {
@@ -17,6 +20,13 @@ const factories = {
     // A plugin's options are checked when it registers.
     const app = Fastify();
     return app.register(fastifyIdempotency, options as never).ready();
+  },
+  nestjs: async (options: object) => {
+    // The module's options are checked when Nest creates it. (@Module() as a call: no decorator syntax here.)
+    class OptionsModule {}
+    Module({ imports: [OncelyModule.forRoot(options as never)] })(OptionsModule);
+    const app = await NestFactory.create(OptionsModule, { logger: false, abortOnError: false });
+    await app.close();
   },
 } as const;
 
@@ -57,7 +67,7 @@ describe('factories validate their options once, at construction', () => {
   it('warns at construction when a scope is global on purpose', async () => {
     const warn = vi.spyOn(process, 'emitWarning').mockImplementation(() => {});
     for (const create of Object.values(factories)) await create({ store, scope: 'global' } as never);
-    expect(warn).toHaveBeenCalledTimes(4);
+    expect(warn).toHaveBeenCalledTimes(Object.keys(factories).length);
     expect(String(warn.mock.calls[0]?.[0])).toContain("scope 'global'");
     warn.mockClear();
     await factories.express({ store } as never);

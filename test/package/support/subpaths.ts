@@ -19,6 +19,8 @@ export const SUBPATH_PEERS: Readonly<Record<string, readonly string[]>> = {
   'oncely/rabbitmq': ['amqplib'],
   'oncely/nats': ['@nats-io/jetstream', '@nats-io/nats-core'],
   'oncely/testing': ['fast-check'],
+  'oncely/nestjs': ['@nestjs/common', '@nestjs/core', 'reflect-metadata', 'rxjs'],
+  'oncely/decorators': [],
   // Reads through the ioredis client or pg pool the application passes: no peer of its own.
   'oncely/dashboard': [],
   'oncely/client': [],
