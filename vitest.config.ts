@@ -19,6 +19,7 @@ const publicEntries: Record<string, string> = {
   'oncely/nats': 'messaging/brokers/nats.ts',
   'oncely/redis-streams': 'messaging/brokers/redis-streams.ts',
   'oncely/testing': 'testing/index.ts',
+  'oncely/lambda': 'lambda/index.ts',
 };
 
 export default defineConfig({
