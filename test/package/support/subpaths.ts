@@ -19,6 +19,8 @@ export const SUBPATH_PEERS: Readonly<Record<string, readonly string[]>> = {
   'oncely/rabbitmq': ['amqplib'],
   'oncely/nats': ['@nats-io/jetstream', '@nats-io/nats-core'],
   'oncely/testing': ['fast-check'],
+  // Imports no peer: `@middy/core` is optional even for the Middy middleware, which is a plain object.
+  'oncely/lambda': [],
 };
 
 /**
