@@ -50,7 +50,9 @@ export type SqsBatchHandler<Rec extends SqsRecord, C extends LambdaContext> = (
  */
 export function sqsIdempotency<Rec extends SqsRecord = SqsRecord>(
   options: SqsIdempotencyOptions<Rec>,
-): <C extends LambdaContext, R>(handler: SqsRecordHandler<Rec, C, R>) => SqsBatchHandler<Rec, C> {
+): <Own extends Rec, C extends LambdaContext, R>(
+  handler: SqsRecordHandler<Own, C, R>,
+) => SqsBatchHandler<Own, C> {
   if (options === null || typeof options !== 'object')
     throw new InvalidOptionsError('oncely/lambda: sqsIdempotency needs options ({ store })');
   knownOptions('oncely/lambda sqsIdempotency', options, OPTIONS);
@@ -58,11 +60,12 @@ export function sqsIdempotency<Rec extends SqsRecord = SqsRecord>(
   optionalFunction('key', key);
   optionalFunction('onParked', onParked);
   const keyOf = key ?? ((record: Rec) => record.messageId);
-  return <C extends LambdaContext, R>(handler: SqsRecordHandler<Rec, C, R>) => {
+  // `Own`: the record type the handler declares (`SQSRecord` of @types/aws-lambda), inferred from it.
+  return <Own extends Rec, C extends LambdaContext, R>(handler: SqsRecordHandler<Own, C, R>) => {
     if (typeof handler !== 'function')
       throw new InvalidOptionsError('oncely/lambda: wrap a function (record, context) => result');
     // Each record travels with its invocation's context, so two invocations in one process never mix them up.
-    const inbox = new Inbox<Delivery<Rec, C>, R>(
+    const inbox = new Inbox<Delivery<Own, C>, R>(
       ({ record, lambda }, context) => handler(record, Object.assign(context, { lambda })),
       {
         ...inboxOptions,
@@ -72,7 +75,7 @@ export function sqsIdempotency<Rec extends SqsRecord = SqsRecord>(
       },
     );
     return async function idempotentSqsHandler(
-      event: { readonly Records: readonly Rec[] },
+      event: { readonly Records: readonly Own[] },
       context: C,
     ): Promise<SqsBatchResponse> {
       const leaseUntil = deadlineOf(context);
