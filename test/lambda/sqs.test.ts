@@ -2,6 +2,8 @@ import type { Context, SQSRecord } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Store } from '../../src/index.js';
 import { type SqsRecordContext, sqsIdempotency } from '../../src/lambda/index.js';
+import { PostgresStore, transactionOf } from '../../src/stores/postgres/index.js';
+import { createTestSchema, type TestSchema } from '../postgres/support.js';
 import {
   contextOf,
   downStores,
@@ -151,6 +153,51 @@ describe.each(stores)('sqsIdempotency on $name', (setup) => {
     ]);
     expect(seen.map((s) => s.requestId).sort()).toEqual([one.awsRequestId, two.awsRequestId].sort());
     expect(seen.every((s) => Number.isInteger(s.token))).toBe(true);
+  });
+});
+
+describe('sqsIdempotency on PostgreSQL in transactional mode', () => {
+  let schema: TestSchema;
+  beforeAll(async () => {
+    schema = await createTestSchema('lambda_sqs_tx', 4);
+    await schema.pool.query(`CREATE TABLE ${schema.table('shipments')} (message_id text PRIMARY KEY)`);
+  });
+  afterAll(async () => {
+    await schema?.drop();
+  });
+
+  it("the effect commits with the record; a timed-out invocation's transaction ends with it, and the next delivery runs", async () => {
+    const store = new PostgresStore({ pool: schema.pool, schema: schema.schema }).transactional();
+    const id = unique('tx');
+    const ship = async (record: SQSRecord, context: SqsRecordContext) => {
+      await transactionOf(context).query(`INSERT INTO ${schema.table('shipments')} VALUES ($1)`, [
+        record.messageId,
+      ]);
+    };
+    // A redelivery that hangs: it holds the record's transaction (its row lock) and the runs counter. Both end
+    // with the invocation, not a whole leaseMs (60 s) later.
+    const stuck = sqsIdempotency({ store, leaseMs: 60_000 })(async (record: SQSRecord, context) => {
+      await ship(record, context);
+      await new Promise(() => {});
+    });
+    const consume = sqsIdempotency({ store, leaseMs: 60_000 })(ship);
+    void stuck(sqsEventOf([{ id }], { receiveCount: 2 }), contextOf(500));
+    await sleep(150);
+    expect(await consume(sqsEventOf([{ id }], { receiveCount: 3 }), contextOf())).toEqual({
+      batchItemFailures: [{ itemIdentifier: id }],
+    });
+    await sleep(600);
+    expect(await consume(sqsEventOf([{ id }], { receiveCount: 4 }), contextOf())).toEqual({
+      batchItemFailures: [],
+    });
+    expect(await consume(sqsEventOf([{ id }], { receiveCount: 5 }), contextOf())).toEqual({
+      batchItemFailures: [],
+    });
+    const rows = await schema.pool.query(
+      `SELECT count(*)::int AS n FROM ${schema.table('shipments')} WHERE message_id = $1`,
+      [id],
+    );
+    expect(rows.rows[0].n).toBe(1);
   });
 });
 
