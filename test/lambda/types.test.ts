@@ -12,7 +12,7 @@ import type {
   SQSHandler,
   SQSRecord,
 } from 'aws-lambda';
-import { describe, expectTypeOf, it } from 'vitest';
+import { describe, expect, expectTypeOf, it } from 'vitest';
 import { MemoryStore } from '../../src/index.js';
 import {
   idempotency,
@@ -61,8 +61,10 @@ describe('oncely/lambda types against @types/aws-lambda and @middy/core', () => 
       scope: (event) => event.requestContext.accountId,
       fingerprint: (event) => event.body,
     });
-    // @ts-expect-error longRunning is not an option on Lambda
-    idempotency({ store, longRunning: { location: (id: string) => id } });
+    // @ts-expect-error longRunning is not an option on Lambda (and throws at construction)
+    expect(() => idempotency({ store, longRunning: { location: (id: string) => id } })).toThrow(
+      /longRunning/,
+    );
   });
 
   it('the middleware goes into middy().use() of a typed handler; idempotencyOf reads the context', () => {
