@@ -327,6 +327,14 @@ describe.each(stores)('oncely/lambda on $name', (setup) => {
         expectReplayOf((await call(signed('bbbb', 'arn:aws:iam::111122223333:user/alice'))) as Result, first);
         const other = (await call(signed('cccc', 'arn:aws:iam::111122223333:user/bob'))) as Result;
         expect(other.headers?.['idempotent-replayed']).toBeUndefined();
+        // The route, not the query, names the record: the same key with another query is a reused key.
+        const query = signed('dddd', 'arn:aws:iam::111122223333:user/alice') as {
+          rawQueryString?: string;
+          multiValueQueryStringParameters?: Record<string, string[]>;
+        };
+        if (source === 'rest') query.multiValueQueryStringParameters = { foo: ['other'] };
+        else query.rawQueryString = 'other=1';
+        expect(((await call(query as ReturnType<typeof send>)) as Result).statusCode).toBe(422);
         expect(runs).toHaveLength(2);
       });
     },
