@@ -1,5 +1,5 @@
 import { InvalidOptionsError } from '../core/errors.js';
-import { defaultScopeWith, type RequestView, type ScopeNotices } from '../http/scope.js';
+import { defaultScopeWith, pathOf, type RequestView, type ScopeNotices } from '../http/scope.js';
 import type { HttpApiEvent, HttpEvent, RestApiEvent } from './events.js';
 
 /** Which payload format an event came in, so the layer's own answers go back in the same one. */
@@ -134,7 +134,7 @@ export function lambdaScope(notices: ScopeNotices): <E extends HttpEvent>(view: 
     const principal = principalOf(view.request);
     if (principal === undefined) return fallback(view);
     // No default scope starts with this line (they start with the method), so the two never meet.
-    return `lambda-principal\n${view.method} ${view.route ?? view.target}\n${principal}`;
+    return `lambda-principal\n${view.method} ${view.route ?? pathOf(view.target)}\n${principal}`;
   };
 }
 
