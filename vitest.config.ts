@@ -23,6 +23,7 @@ const publicEntries: Record<string, string> = {
   'oncely/nestjs': 'nestjs/index.ts',
   'oncely/decorators': 'decorators.ts',
   'oncely/dashboard': 'dashboard/index.ts',
+  'oncely/lambda': 'lambda/index.ts',
 };
 
 export default defineConfig({

@@ -36,6 +36,7 @@ export {
   Inbox,
   type InboxAction,
   type InboxContext,
+  type InboxHandleOptions,
   type InboxHandler,
   type InboxOptions,
   type InboxOutcome,

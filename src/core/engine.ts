@@ -24,6 +24,12 @@ export interface BeginRequest {
   readonly waitMs?: number;
   readonly leaseMs?: number;
   readonly retentionMs?: number;
+  /**
+   * Local time (ms since the epoch) the caller cannot outlive, such as a Lambda invocation's deadline. The lease
+   * never reaches past it, neither at `begin` nor by renewals, so when the caller is killed there its key can be
+   * taken over at once instead of a whole lease later. The claim's `deadline` is at most this.
+   */
+  readonly leaseUntil?: number;
 }
 
 /** What `begin` found: the key is yours (a claim), completed (its outcome), busy, or used for another request. */
@@ -53,6 +59,19 @@ export type ExecuteResult<R> =
       readonly stored: boolean;
     }
   | { readonly kind: 'replayed'; readonly outcome: OpenedOutcome; readonly completedAt: number };
+
+/** The lease one `begin` asked for: `renewEveryLease` capped by `leaseUntil` (renewals keep its cadence). */
+interface GrantedLease {
+  readonly renewEveryLease: number;
+  readonly leaseUntil: number | undefined;
+  readonly sentAt: number;
+}
+
+/** `leaseMs`, cut short where it would reach past `until`; at least 1 ms, since a store cannot grant less. */
+export function cappedLease(leaseMs: number, until: number | undefined, sentAt: number): number {
+  if (until === undefined) return leaseMs;
+  return Math.max(1, Math.min(leaseMs, Math.floor(until - sentAt)));
+}
 
 const POLL_MIN_MS = 10;
 const POLL_MAX_MS = 250;
@@ -143,12 +162,13 @@ export class Engine {
 
   /** One store call: a claim, a replay, or busy / mismatch (with the events they are reported by). */
   #beginOnce(request: BeginRequest, waitMs: number): Promise<Begun> {
-    const { key, fingerprint } = request;
-    const leaseMs = request.leaseMs ?? this.leaseMs;
+    const { key, fingerprint, leaseUntil } = request;
+    const renewEveryLease = request.leaseMs ?? this.leaseMs;
     const retentionMs = request.retentionMs ?? this.retentionMs;
+    const sentAt = Date.now();
+    const leaseMs = cappedLease(renewEveryLease, leaseUntil, sentAt);
     const input = { key, fingerprint, leaseMs, retentionMs };
     const { guard } = this.#parts;
-    const sentAt = Date.now();
     const pending: Promise<StoreBegun> =
       this.store.beginTransaction === undefined
         ? guard.call('begin', (store) => store.begin(input), this.#onLateBegin(key))
@@ -156,16 +176,12 @@ export class Engine {
           // row lock of a concurrent transaction (up to `waitMs`), which is load, not an outage. The pool's own
           // connection timeout and the claim's lock timeout bound it; a failure still counts for the breaker.
           guard.call('begin', (store) => store.beginTransaction!({ ...input, waitMs }), undefined, false);
-    return pending.then((result) => this.#begun(result, key, leaseMs, retentionMs, sentAt));
+    const lease = { renewEveryLease, leaseUntil, sentAt };
+    return pending.then((result) => this.#begun(result, key, lease, retentionMs));
   }
 
-  #begun(
-    result: StoreBegun,
-    key: string,
-    leaseMs: number,
-    retentionMs: number,
-    sentAt: number,
-  ): Begun | Promise<Begun> {
+  #begun(result: StoreBegun, key: string, lease: GrantedLease, retentionMs: number): Begun | Promise<Begun> {
+    const { renewEveryLease, leaseUntil, sentAt } = lease;
     const emit = this.#parts.emit;
     switch (result.kind) {
       case 'acquired': {
@@ -182,8 +198,8 @@ export class Engine {
                 result.transaction,
                 // The open transaction holds the key (a duplicate waits on its row lock, none can take over), so
                 // this deadline only frees a forgotten claim: it counts from the hand-over, not from the send,
-                // which may have queued for a pooled connection or a row lock.
-                Date.now() + leaseMs,
+                // which may have queued for a pooled connection or a row lock. Never past the caller's own end.
+                Math.min(Date.now() + renewEveryLease, leaseUntil ?? Number.POSITIVE_INFINITY),
                 retentionMs,
               )
             : new LeasedClaim(
@@ -195,11 +211,13 @@ export class Engine {
                 new LeaseKeeper({
                   key,
                   token,
-                  leaseMs,
+                  leaseMs: renewEveryLease,
+                  until: leaseUntil,
                   sentAt,
                   guard: this.#parts.guard,
                   emit,
-                  renewals: this.#renewalsFor(leaseMs),
+                  // Keyed by the uncapped lease: a cap that differs per call must not make a timer per call.
+                  renewals: this.#renewalsFor(renewEveryLease),
                 }),
                 retentionMs,
               );

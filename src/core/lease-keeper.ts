@@ -7,6 +7,8 @@ export interface LeaseKeeperOptions {
   readonly key: string;
   readonly token: number;
   readonly leaseMs: number;
+  /** The caller's own end (`BeginRequest.leaseUntil`): no lease, first or renewed, reaches past it. */
+  readonly until?: number | undefined;
   /** When the `begin` that granted the claim was sent: the store's lease cannot have started earlier. */
   readonly sentAt: number;
   readonly guard: StoreGuard;
@@ -23,6 +25,8 @@ export interface LeaseKeeperOptions {
  * started that lease no earlier than the request was sent, so nobody can take the key over before this
  * deadline. `signal` aborts with a `LeaseLostError` when a renewal is fenced, and at the deadline itself unless
  * a renewal moved it, whatever the network does (a renewal that hangs in a silent network is no excuse).
+ * With `until` (a caller that cannot outlive a known time, such as a Lambda invocation) no lease asked for, first
+ * or renewed, reaches past it: a caller killed there leaves a key that can be taken over at once.
  */
 export class LeaseKeeper {
   // Made on first use of `signal`: an AbortController costs microseconds per request, and most code never reads it.
@@ -37,8 +41,11 @@ export class LeaseKeeper {
 
   constructor(options: LeaseKeeperOptions) {
     this.#options = options;
-    this.#deadline = options.sentAt + options.leaseMs;
+    this.#deadline = options.sentAt + this.#leaseFrom(options.sentAt);
     this.#schedule();
+    // A capped lease may end before the first renewal, which is what arms the watchdog otherwise.
+    if (options.until !== undefined && this.#deadline <= Date.now() + options.renewals.durationMs)
+      this.#watch();
   }
 
   /** Local time (ms since the epoch) by which the claim is given up unless a renewal extends it. */
@@ -83,9 +90,12 @@ export class LeaseKeeper {
   }
 
   async #renew(): Promise<void> {
-    const { key, token, leaseMs, guard, emit } = this.#options;
+    const { key, token, guard, emit } = this.#options;
     if (this.#watchdog === undefined) this.#watch();
     const sentAt = Date.now();
+    const leaseMs = this.#leaseFrom(sentAt);
+    // At the caller's end there is nothing left to renew: the watchdog gives the claim up at the deadline.
+    if (leaseMs <= 0) return;
     try {
       const result = await guard.call('renew', (store) => store.renew({ key, token, leaseMs }));
       if (this.#stopped) return;
@@ -98,6 +108,12 @@ export class LeaseKeeper {
       // The watchdog gives the claim up at the deadline; until then the next renewal may still get through.
     }
     this.#schedule();
+  }
+
+  /** The lease a call sent at `sentAt` asks for: `leaseMs`, cut short at `until`. */
+  #leaseFrom(sentAt: number): number {
+    const { leaseMs, until } = this.#options;
+    return until === undefined ? leaseMs : Math.min(leaseMs, Math.floor(until - sentAt));
   }
 
   #lose(): void {

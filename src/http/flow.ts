@@ -68,12 +68,14 @@ export class HttpIdempotency<Req> {
 
   /**
    * Decides a request. `accept` sends the 202 of a deferred request through the framework and returns what
-   * `defer` gives the handler. Rejects only with errors of the user's own functions (scope, fingerprint).
+   * `defer` gives the handler. `leaseUntil`: the time the request's process cannot outlive (a Lambda invocation's
+   * deadline), see `BeginRequest`. Rejects only with errors of the user's own functions (scope, fingerprint).
    */
   start<Sent>(
     view: RequestView<Req>,
     accept: (answer: HttpAnswer) => Sent,
     bodyUnparseable?: () => boolean,
+    leaseUntil?: number,
   ): Promise<Start<Sent>> {
     let decided: Decided;
     try {
@@ -91,6 +93,7 @@ export class HttpIdempotency<Req> {
         waitMs: route.waitMs,
         leaseMs: route.leaseMs,
         retentionMs: route.retentionMs,
+        ...(leaseUntil === undefined ? {} : { leaseUntil }),
       })
       .then(
         (begun) => this.#begun(begun, id, key, fingerprint, runs, accept),

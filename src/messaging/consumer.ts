@@ -1,6 +1,6 @@
 import type { ExecutionContext } from '../core/claim.js';
 import { type Codec, structuredCodec } from '../core/codec.js';
-import { Engine, type EngineOptions } from '../core/engine.js';
+import { cappedLease, Engine, type EngineOptions } from '../core/engine.js';
 import { ENGINE_OPTION_NAMES, resolveEngineOptions } from '../core/engine-options.js';
 import { InvalidOptionsError, isInProgressError } from '../core/errors.js';
 import { emitter } from '../core/events.js';
@@ -54,6 +54,13 @@ export type InboxOutcome<R> =
   | { readonly kind: 'failed'; readonly error: unknown; readonly attempt: number | undefined }
   /** The message has no usable id (missing, empty, too long): it can never be deduplicated. Dead-letter it. */
   | { readonly kind: 'invalid'; readonly error: unknown };
+
+export interface InboxHandleOptions {
+  /** The broker says this is a redelivery (see `Inbox#handle`); leave it out when unknown. */
+  readonly redelivered?: boolean;
+  /** Ms since the epoch this process cannot outlive (a Lambda invocation's deadline); see `Inbox#handle`. */
+  readonly leaseUntil?: number;
+}
 
 /** What a broker helper does with a message after `handle`. */
 export type InboxAction = 'ack' | 'retry' | 'deadLetter';
@@ -161,12 +168,19 @@ export class Inbox<M, R = unknown> {
    *   process, only its own attempts rise;
    * - `false` (a first delivery) lets transactional mode skip counting the run: a first run that crashes is
    *   counted when the message comes back redelivered. Leave it out when unknown: every run is then counted.
+   *
+   * `leaseUntil`: the time this process cannot outlive (a Lambda invocation's deadline, ms since the epoch); the
+   * message's claim never holds past it, so a consumer killed there leaves the message to the next delivery.
    */
-  handle(message: M, { redelivered }: { redelivered?: boolean } = {}): Promise<InboxOutcome<R>> {
-    return this.#gate.run(redelivered === true, () => this.#handle(message, redelivered));
+  handle(message: M, { redelivered, leaseUntil }: InboxHandleOptions = {}): Promise<InboxOutcome<R>> {
+    return this.#gate.run(redelivered === true, () => this.#handle(message, redelivered, leaseUntil));
   }
 
-  async #handle(message: M, redelivered: boolean | undefined): Promise<InboxOutcome<R>> {
+  async #handle(
+    message: M,
+    redelivered: boolean | undefined,
+    leaseUntil: number | undefined,
+  ): Promise<InboxOutcome<R>> {
     let messageId: string;
     let key: string;
     try {
@@ -175,13 +189,14 @@ export class Inbox<M, R = unknown> {
     } catch (error) {
       return { kind: 'invalid', error };
     }
-    if (!this.#transactional) return this.#execute(message, messageId, key, undefined);
+    const lease = leaseUntil === undefined ? {} : { leaseUntil };
+    if (!this.#transactional) return this.#execute(message, messageId, key, undefined, lease);
     // Transactional mode: a crash rolls the claim back with everything else, so the store's attempt counter
     // never rises. Runs are claimed on a second key, outside the transaction (before it, so no connection is
     // needed while the transaction holds one): its attempt rises on each run after a crash (lease takeover) or an
     // error (release), exactly like the claim of the non-transactional mode. A first delivery cannot have run
     // before, so it skips the two extra round trips; its redelivery counts it (+1).
-    if (redelivered === false) return this.#execute(message, messageId, key, 1);
+    if (redelivered === false) return this.#execute(message, messageId, key, 1, lease);
     const runsKey = this.#runsKey(key);
     let run: BeginResult;
     try {
@@ -194,7 +209,7 @@ export class Inbox<M, R = unknown> {
           store.begin({
             key: runsKey,
             fingerprint: 'runs',
-            leaseMs: this.engine.leaseMs,
+            leaseMs: cappedLease(this.engine.leaseMs, leaseUntil, Date.now()),
             retentionMs: this.engine.retentionMs,
           }),
         (late) => {
@@ -206,7 +221,7 @@ export class Inbox<M, R = unknown> {
     }
     if (run.kind === 'inProgress') return { kind: 'busy', retryAfterMs: run.retryAfterMs };
     const counted = (run.kind === 'acquired' ? run.attempt : 1) + (redelivered === true ? 1 : 0);
-    const outcome = await this.#execute(message, messageId, key, counted);
+    const outcome = await this.#execute(message, messageId, key, counted, lease);
     if (run.kind === 'acquired') {
       const finished =
         outcome.kind === 'processed' || outcome.kind === 'duplicate' || outcome.kind === 'parked';
@@ -235,10 +250,12 @@ export class Inbox<M, R = unknown> {
     messageId: string,
     key: string,
     counted: number | undefined,
+    lease: { readonly leaseUntil?: number },
   ): Promise<InboxOutcome<R>> {
     let attempts: number | undefined;
     try {
       const executed = await this.engine.execute<{ value: R } | typeof PARKED>({
+        ...lease,
         key,
         fingerprint: FINGERPRINT,
         run: async (context) => {

@@ -24,6 +24,8 @@ export const SUBPATH_PEERS: Readonly<Record<string, readonly string[]>> = {
   // Reads through the ioredis client or pg pool the application passes: no peer of its own.
   'oncely/dashboard': [],
   'oncely/client': [],
+  // Imports no peer: `@middy/core` is optional even for the Middy middleware, which is a plain object.
+  'oncely/lambda': [],
 };
 
 /**
