@@ -240,6 +240,7 @@ export class Inbox<M, R = unknown> {
       const executed = await this.engine.execute<{ value: R } | typeof PARKED>({
         key,
         fingerprint: FINGERPRINT,
+        scope: `inbox:${this.#scope}`,
         run: async (context) => {
           attempts = counted ?? context.attempt;
           if (attempts > this.#maxAttempts) {
