@@ -6,7 +6,10 @@ import type { StoreEndpoint } from '../../core/store.js';
  * What `pg` would take from the environment (`PGHOST`, …) is left out: only what the caller configured is known
  * without connecting.
  */
-export function postgresEndpoint(source: { pool: Pool } | { client: Client }, collection: string): StoreEndpoint {
+export function postgresEndpoint(
+  source: { pool: Pool } | { client: Client },
+  collection: string,
+): StoreEndpoint {
   const configured = 'pool' in source ? fromOptions(source.pool.options) : fromClient(source.client);
   return { system: 'postgresql', ...configured, collection };
 }
