@@ -19,6 +19,7 @@ export const SUBPATH_PEERS: Readonly<Record<string, readonly string[]>> = {
   'oncely/rabbitmq': ['amqplib'],
   'oncely/nats': ['@nats-io/jetstream', '@nats-io/nats-core'],
   'oncely/testing': ['fast-check'],
+  'oncely/otel': ['@opentelemetry/api'],
 };
 
 /**
