@@ -50,7 +50,6 @@ export class OtelExecution implements ExecutionProbe {
   readonly #startedAt = performance.now();
   #acquiredAt: number | undefined;
   #outcome: ExecutionOutcome | undefined;
-  #ended = false;
 
   constructor(telemetry: Telemetry, shape: StoreShape, key: string, scope: string | undefined) {
     this.#telemetry = telemetry;
@@ -135,9 +134,8 @@ export class OtelExecution implements ExecutionProbe {
     span?.addEvent(`oncely.${event.type}`);
   }
 
+  // The engine ends an execution once: when begin answers without a claim, or when its claim settles.
   end(error?: unknown): void {
-    if (this.#ended) return;
-    this.#ended = true;
     // No outcome yet means begin itself failed; an error after a claim is the complete that failed.
     if (error !== undefined || this.#outcome === undefined) this.#become('store_error');
     const outcome = this.#outcome!;
