@@ -2,14 +2,17 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Hono } from 'hono';
 import { afterAll, describe, expect, it } from 'vitest';
-import { MemoryStore } from '../../src/index.js';
 import { idempotency as honoIdempotency } from '../../src/http/hono.js';
 import { idempotency as nodeIdempotency } from '../../src/http/node.js';
+import { MemoryStore } from '../../src/index.js';
 import { ATTR, METRIC, otel } from '../../src/otel/index.js';
 import { isChildOf, named, only, sdk, total, within } from './support/sdk.js';
 
 const telemetry = sdk();
-const instrumentation = otel({ tracerProvider: telemetry.tracerProvider, meterProvider: telemetry.meterProvider });
+const instrumentation = otel({
+  tracerProvider: telemetry.tracerProvider,
+  meterProvider: telemetry.meterProvider,
+});
 afterAll(() => telemetry.shutdown());
 
 const post = (key: string, body = '{"cents":5}') => ({
@@ -25,7 +28,7 @@ describe('HTTP adapters: the execution span is a child of the request and its sc
       c.json({ paid: c.req.param('id') }, 201),
     );
     const { parent, result } = await within(telemetry.tracer, 'POST /orders/:id/pay', () =>
-      app.request('/orders/42/pay', post('key-1')),
+      Promise.resolve(app.request('/orders/42/pay', post('key-1'))),
     );
     expect(result.status).toBe(201);
     const replay = await app.request('/orders/42/pay', post('key-1'));

@@ -12,7 +12,10 @@ import { isChildOf, only, recorded, sdk } from './support/sdk.js';
 const tag = `${process.pid}_${Math.random().toString(36).slice(2, 8)}`;
 const outcome: Outcome = { status: 201, headers: [], body: Buffer.from('{"ok":true}') };
 const telemetry = sdk();
-const instrumentation = otel({ tracerProvider: telemetry.tracerProvider, meterProvider: telemetry.meterProvider });
+const instrumentation = otel({
+  tracerProvider: telemetry.tracerProvider,
+  meterProvider: telemetry.meterProvider,
+});
 let redis: Redis;
 let pool: pg.Pool;
 const schema = `oncely_otel_${tag}`;
@@ -148,7 +151,11 @@ describe('what a store knows of its server without connecting', () => {
       collection: 'public.keys',
     });
     const client = new pg.Client({ host: 'db3', port: 5433, database: 'orders' });
-    expect(new PostgresStore({ client }).endpoint).toMatchObject({ address: 'db3', port: 5433, namespace: 'orders' });
+    expect(new PostgresStore({ client }).endpoint).toMatchObject({
+      address: 'db3',
+      port: 5433,
+      namespace: 'orders',
+    });
     await Promise.all([fromUrl.end(), fromOptions.end()]);
   });
 });
