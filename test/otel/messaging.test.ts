@@ -2,7 +2,7 @@ import { SpanKind, SpanStatusCode } from '@opentelemetry/api';
 import { Redis } from 'ioredis';
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Inbox, type InboxOutcome, MemoryStore } from '../../src/index.js';
+import { Inbox, type InboxOutcome, InvalidOptionsError, MemoryStore } from '../../src/index.js';
 import {
   consumeIdempotently,
   RedisStreamsPublisher,
@@ -271,7 +271,20 @@ describe('relay failures and the outbox gauges', () => {
     }
   });
 
-  it('refuses traceContext and instrumentation together', () => {
+  it('refuses traceContext and instrumentation together, and instrumentations that are not one', () => {
     expect(() => new Outbox({ instrumentation, traceContext: () => ({}) })).toThrow(/not both/);
+    expect(() => new Outbox({ instrumentation: 5 as never })).toThrow(InvalidOptionsError);
+    const publisher = new RedisStreamsPublisher({ client: redis });
+    expect(() => new OutboxRelay({ pool, publisher, instrumentation: { relay: 'on' } as never })).toThrow(
+      InvalidOptionsError,
+    );
+    expect(
+      () =>
+        new Inbox(async () => 1, {
+          store: new MemoryStore(),
+          messageId: () => 'm',
+          instrumentation: { inbox: true } as never,
+        }),
+    ).toThrow(InvalidOptionsError);
   });
 });
