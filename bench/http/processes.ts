@@ -9,6 +9,9 @@ export type Variant =
   | 'oncely'
   | 'oncely-cache'
   | 'oncely-memory'
+  | 'oncely-otel'
+  | 'oncely-sdk'
+  | 'oncely-otel-sdk'
   | 'minimal'
   | 'express-idempotency'
   | 'node-idempotency';
