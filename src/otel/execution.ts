@@ -73,14 +73,11 @@ export class OtelExecution implements ExecutionProbe {
     const startedAt = performance.now();
     const parent = this.#context;
     // A store span only under a recording execution: an unsampled request pays for no span at all.
-    const span =
-      parent === undefined
-        ? undefined
-        : this.#telemetry.tracer.startSpan(
-            this.#shape.span(operation).name,
-            { kind: this.#shape.kind, attributes: this.#shape.span(operation).attributes },
-            parent,
-          );
+    let span: Span | undefined;
+    if (parent !== undefined) {
+      const { name, attributes } = this.#shape.span(operation);
+      span = this.#telemetry.tracer.startSpan(name, { kind: this.#shape.kind, attributes }, parent);
+    }
     // The call runs in the store span's context, so a driver's own spans (ioredis, pg) nest under it.
     const pending = span === undefined ? call() : context.with(trace.setSpan(parent!, span), call);
     return pending.then(
