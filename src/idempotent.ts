@@ -81,11 +81,13 @@ export function idempotent<I, R>(
     );
   }
   const engine = new Engine({ ...engineOptions, store: store ?? sharedMemoryStore() });
+  const label = `fn:${resolvedScope}`;
 
   const execute = async (input: I): Promise<Execution<R>> => {
-    const storageKey = scopedKey(`fn:${resolvedScope}`, validateKey(key(input)));
+    const storageKey = scopedKey(label, validateKey(key(input)));
     const result = await engine.execute<R>({
       key: storageKey,
+      scope: label,
       fingerprint: fingerprintOf([canonicalJson(fingerprint ? fingerprint(input) : input)]),
       waitMs: wait,
       run: async (context) => fn(input, context),

@@ -22,6 +22,12 @@ export type {
   ReleaseReason,
 } from './core/events.js';
 export { canonicalJson, type FingerprintPart, fingerprintOf } from './core/fingerprint.js';
+export type {
+  EngineProbe,
+  ExecutionProbe,
+  Instrumentation,
+  StoreOperation,
+} from './core/instrumentation.js';
 export { MAX_KEY_LENGTH, scopedKey, validateKey } from './core/key.js';
 export type { BlobStore, OpenedOutcome, Outcome } from './core/record.js';
 export type { HeaderPairs, KeyRecord, KeyState, Store, StoreStats } from './core/store.js';
@@ -42,4 +48,11 @@ export {
   type InboxOutcome,
   type ParkedInfo,
 } from './messaging/consumer.js';
+export type {
+  Delivery,
+  InboxInstrumentation,
+  InboxOutcomeKind,
+  InboxProbe,
+  MessageSource,
+} from './messaging/instrumentation.js';
 export { MemoryStore, type MemoryStoreOptions, sharedMemoryStore } from './stores/memory.js';

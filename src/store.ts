@@ -20,6 +20,7 @@ export type {
   RenewInput,
   Store,
   StoredOutcome,
+  StoreEndpoint,
   StoreStats,
   StoreTransaction,
   TransactionBeginInput,

@@ -9,6 +9,9 @@ export type Variant =
   | 'oncely'
   | 'oncely-cache'
   | 'oncely-memory'
+  | 'oncely-otel'
+  | 'oncely-sdk'
+  | 'oncely-otel-sdk'
   | 'minimal'
   | 'express-idempotency'
   | 'node-idempotency';
@@ -28,10 +31,12 @@ export async function startServer(
   framework: Framework,
   variant: Variant,
   redisPort: number,
+  /** Node flags for the server process (`--cpu-prof`, which NODE_OPTIONS refuses). */
+  nodeFlags: readonly string[] = [],
 ): Promise<ServerProcess> {
   const child: ChildProcess = spawn(
     process.execPath,
-    ['--import', 'tsx', SERVER, framework, variant, String(redisPort)],
+    [...nodeFlags, '--import', 'tsx', SERVER, framework, variant, String(redisPort)],
     {
       stdio: ['pipe', 'pipe', 'inherit'],
     },

@@ -2,8 +2,12 @@
 // Usage: node --import tsx bench/http/server.ts <framework> <variant> <redisPort>
 //   framework: express | fastify | hono | node
 //   variant:   baseline | oncely | oncely-cache | oncely-memory | minimal | express-idempotency | node-idempotency
+//              | oncely-otel | oncely-sdk | oncely-otel-sdk
 //              (oncely-memory: the layer on a MemoryStore, to see its own cost without store round trips;
-//               minimal: the two-script floor of bench/http/minimal.ts; the two peers run on express only)
+//               minimal: the two-script floor of bench/http/minimal.ts; the two peers run on express only;
+//               oncely-otel: with instrumentation: otel() and only @opentelemetry/api, no SDK registered;
+//               oncely-sdk / oncely-otel-sdk: the OpenTelemetry SDK registered (otel-sdk.ts), without and with
+//               the instrumentation; bench/http/otel.ts compares them)
 // Prints {"port":N} once listening; exits when stdin closes. The handler's effect is one Redis INCR per
 // execution (a payment endpoint writes its effect somewhere), which also counts executions for the storm.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
@@ -28,8 +32,10 @@ const { idempotency: honoIdempotency } = await load<typeof import('../../src/htt
 const { idempotency: nodeIdempotency } = await load<typeof import('../../src/http/node.js')>('http/node.js');
 const { MemoryStore } = await load<typeof import('../../src/stores/memory.js')>('stores/memory.js');
 const { RedisStore } = await load<typeof import('../../src/stores/redis/index.js')>('stores/redis/index.js');
+const { otel } = await load<typeof import('../../src/otel/index.js')>('otel/index.js');
 
 const [framework = 'express', variant = 'baseline', redisPort = '6379'] = process.argv.slice(2);
+if (variant === 'oncely-sdk' || variant === 'oncely-otel-sdk') (await import('./otel-sdk.js')).registerSdk();
 // The same client options for every variant; AUTOPIPELINE=1 lets ioredis batch the commands of concurrent
 // requests into one socket write (syscalls dominate the cost per round trip on small machines).
 const redis = new Redis({
@@ -45,6 +51,7 @@ const options = {
   store: variant === 'oncely-memory' ? new MemoryStore() : new RedisStore({ client: redis, prefix: 'bench' }),
   retentionMs: 600_000,
   ...(variant === 'oncely-cache' ? { localCache: { maxEntries: 20_000, ttlMs: 60_000 } } : {}),
+  ...(variant.startsWith('oncely-otel') ? { instrumentation: otel() } : {}),
 };
 const withOncely = variant.startsWith('oncely');
 const minimal = variant === 'minimal' ? minimalLayer(redis) : undefined;

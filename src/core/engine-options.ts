@@ -1,6 +1,7 @@
 import type { CircuitBreakerOptions } from './circuit-breaker.js';
 import { InvalidOptionsError } from './errors.js';
 import type { EventHandler } from './events.js';
+import { checkInstrumentation, type Instrumentation } from './instrumentation.js';
 import { type BlobStore, defaultEnvelopeOptions, type EnvelopeOptions } from './record.js';
 import type { Store } from './store.js';
 import { knownOptions, wholeNumber } from './validate.js';
@@ -23,6 +24,8 @@ export interface EngineOptions {
   readonly blobStore?: BlobStore;
   /** Receives every engine event (acquired, replayed, conflict, fenced, leaseLost, …). */
   readonly onEvent?: EventHandler;
+  /** Spans and metrics of every execution and store call: `otel()` from `oncely/otel`. Default none. */
+  readonly instrumentation?: Instrumentation;
 }
 
 /** The one list of engine option names: the wrappers and adapters accept these beside their own. */
@@ -36,6 +39,7 @@ export const ENGINE_OPTION_NAMES = [
   'maxBodyBytes',
   'blobStore',
   'onEvent',
+  'instrumentation',
 ] as const satisfies ReadonlyArray<keyof EngineOptions>;
 
 export interface ResolvedEngineOptions {
@@ -46,6 +50,7 @@ export interface ResolvedEngineOptions {
   readonly breaker: CircuitBreakerOptions | false;
   readonly envelope: EnvelopeOptions;
   readonly onEvent: EventHandler | undefined;
+  readonly instrumentation: Instrumentation | undefined;
 }
 
 /** Validates engine options once, at construction: bad options throw `InvalidOptionsError` here, never later. */
@@ -77,6 +82,7 @@ export function resolveEngineOptions(options: EngineOptions): ResolvedEngineOpti
       blobStore: options.blobStore,
     },
     onEvent: options.onEvent,
+    instrumentation: checkInstrumentation(options.instrumentation),
   };
 }
 

@@ -6,8 +6,9 @@ import { DeadlineQueue } from './deadline-queue.js';
 import { type EngineOptions, resolveEngineOptions } from './engine-options.js';
 import type { EngineParts } from './engine-parts.js';
 import { FingerprintMismatchError, InProgressError } from './errors.js';
-import { emitter } from './events.js';
+import { type EventHandler, emitter } from './events.js';
 import { StoreGuard } from './guarded-store.js';
+import { type EngineProbe, type ExecutionProbe, NO_EXECUTION, reporter } from './instrumentation.js';
 import { LeaseKeeper } from './lease-keeper.js';
 import { LeasedClaim, releaseFenced } from './leased-claim.js';
 import { type OpenedOutcome, type Outcome, openInline, openOutcome } from './record.js';
@@ -20,6 +21,11 @@ export interface BeginRequest {
   /** The hashed storage key (see `scopedKey`). */
   readonly key: string;
   readonly fingerprint: string;
+  /**
+   * A low-cardinality name of what the key is scoped to (a route, a function), for spans and metrics only: the
+   * stored key is `key` whatever this says. Never the client's key.
+   */
+  readonly scope?: string;
   /** Wait up to this long for a concurrent duplicate to finish (then replay it) before answering `inProgress`. */
   readonly waitMs?: number;
   readonly leaseMs?: number;
@@ -91,6 +97,7 @@ export class Engine {
   readonly retentionMs: number;
   readonly #parts: EngineParts;
   readonly #renewals = new Map<number, DeadlineQueue>();
+  readonly #probe: EngineProbe | undefined;
 
   constructor(options: EngineOptions) {
     const resolved = resolveEngineOptions(options);
@@ -104,6 +111,7 @@ export class Engine {
       emit,
     );
     this.#parts = { guard, envelope: resolved.envelope, emit };
+    this.#probe = resolved.instrumentation?.engine?.(resolved.store);
   }
 
   /**
@@ -112,14 +120,7 @@ export class Engine {
    * acquired is released at once, so a retry is not locked out for a whole lease.
    */
   begin(request: BeginRequest): Promise<Begun> {
-    const waitMs = request.waitMs ?? 0;
-    // Nearly every request is answered by the first call: the wait loop's own promise is a cost paid only here.
-    return this.#beginOnce(request, waitMs).then((begun) => {
-      if (begun.kind !== 'inProgress') return begun;
-      if (waitMs > 0) return this.#waitUntilFree(request, begun);
-      this.#conflict(request.key, begun);
-      return begun;
-    });
+    return this.#observed(request, this.#execution(request));
   }
 
   /**
@@ -133,7 +134,8 @@ export class Engine {
 
   /** `begin`, then `run` while the claim holds, then `complete` or `release` as `settle` says. */
   async execute<R>(request: ExecuteRequest<R>): Promise<ExecuteResult<R>> {
-    const begun = await this.begin(request);
+    const probe = this.#execution(request);
+    const begun = await this.#observed(request, probe);
     if (begun.kind === 'replay')
       return { kind: 'replayed', outcome: begun.outcome, completedAt: begun.completedAt };
     if (begun.kind === 'inProgress') throw new InProgressError(begun.retryAfterMs, begun.attempt);
@@ -142,7 +144,7 @@ export class Engine {
     let result: R;
     let verdict: Verdict;
     try {
-      result = await request.run(claim);
+      result = await probe.run(() => request.run(claim));
       verdict = request.settle(result);
     } catch (error) {
       await claim.release('error');
@@ -160,8 +162,40 @@ export class Engine {
     return { kind: 'executed', result, token, attempt, stored: true };
   }
 
+  /** The probe of one execution, made in the caller's async context. */
+  #execution(request: BeginRequest): ExecutionProbe {
+    return this.#probe === undefined ? NO_EXECUTION : this.#probe.start(request.key, request.scope);
+  }
+
+  /** `begin`, and the end of the execution's probe when the answer is not a claim (a claim ends it when settled). */
+  #observed(request: BeginRequest, probe: ExecutionProbe): Promise<Begun> {
+    const begun = this.#begin(request, probe);
+    if (probe === NO_EXECUTION) return begun;
+    return begun.then(
+      (result) => {
+        if (result.kind !== 'acquired') probe.end();
+        return result;
+      },
+      (error: unknown) => {
+        probe.end(error);
+        throw error;
+      },
+    );
+  }
+
+  #begin(request: BeginRequest, probe: ExecutionProbe): Promise<Begun> {
+    const waitMs = request.waitMs ?? 0;
+    // Nearly every request is answered by the first call: the wait loop's own promise is a cost paid only here.
+    return this.#beginOnce(request, waitMs, probe).then((begun) => {
+      if (begun.kind !== 'inProgress') return begun;
+      if (waitMs > 0) return this.#waitUntilFree(request, begun, probe);
+      this.#conflict(request.key, begun, probe);
+      return begun;
+    });
+  }
+
   /** One store call: a claim, a replay, or busy / mismatch (with the events they are reported by). */
-  #beginOnce(request: BeginRequest, waitMs: number): Promise<Begun> {
+  #beginOnce(request: BeginRequest, waitMs: number, probe: ExecutionProbe): Promise<Begun> {
     const { key, fingerprint, leaseUntil } = request;
     const renewEveryLease = request.leaseMs ?? this.leaseMs;
     const retentionMs = request.retentionMs ?? this.retentionMs;
@@ -169,20 +203,27 @@ export class Engine {
     const leaseMs = cappedLease(renewEveryLease, leaseUntil, sentAt);
     const input = { key, fingerprint, leaseMs, retentionMs };
     const { guard } = this.#parts;
-    const pending: Promise<StoreBegun> =
+    const pending: Promise<StoreBegun> = probe.store('begin', () =>
       this.store.beginTransaction === undefined
         ? guard.call('begin', (store) => store.begin(input), this.#onLateBegin(key))
         : // Not bounded by storeTimeoutMs: a transactional begin queues for a pooled connection and waits on the
           // row lock of a concurrent transaction (up to `waitMs`), which is load, not an outage. The pool's own
           // connection timeout and the claim's lock timeout bound it; a failure still counts for the breaker.
-          guard.call('begin', (store) => store.beginTransaction!({ ...input, waitMs }), undefined, false);
+          guard.call('begin', (store) => store.beginTransaction!({ ...input, waitMs }), undefined, false),
+    );
     const lease = { renewEveryLease, leaseUntil, sentAt };
-    return pending.then((result) => this.#begun(result, key, lease, retentionMs));
+    return pending.then((result) => this.#begun(result, key, lease, retentionMs, probe));
   }
 
-  #begun(result: StoreBegun, key: string, lease: GrantedLease, retentionMs: number): Begun | Promise<Begun> {
+  #begun(
+    result: StoreBegun,
+    key: string,
+    lease: GrantedLease,
+    retentionMs: number,
+    probe: ExecutionProbe,
+  ): Begun | Promise<Begun> {
     const { renewEveryLease, leaseUntil, sentAt } = lease;
-    const emit = this.#parts.emit;
+    const emit = reporter(this.#parts.emit, probe);
     switch (result.kind) {
       case 'acquired': {
         const { token, attempt, takeover } = result;
@@ -196,6 +237,7 @@ export class Engine {
                 attempt,
                 takeover,
                 result.transaction,
+                probe,
                 // The open transaction holds the key (a duplicate waits on its row lock, none can take over), so
                 // this deadline only frees a forgotten claim: it counts from the hand-over, not from the send,
                 // which may have queued for a pooled connection or a row lock. Never past the caller's own end.
@@ -216,15 +258,17 @@ export class Engine {
                   sentAt,
                   guard: this.#parts.guard,
                   emit,
+                  probe,
                   // Keyed by the uncapped lease: a cap that differs per call must not make a timer per call.
                   renewals: this.#renewalsFor(renewEveryLease),
                 }),
                 retentionMs,
+                probe,
               );
         return { kind: 'acquired', claim };
       }
       case 'replay':
-        return this.#replayed(key, result);
+        return this.#replayed(key, result, emit);
       case 'inProgress':
         return result;
       case 'mismatch':
@@ -244,19 +288,19 @@ export class Engine {
     };
   }
 
-  #conflict(key: string, busy: Busy): void {
-    this.#parts.emit({ type: 'conflict', key, retryAfterMs: busy.retryAfterMs });
+  #conflict(key: string, busy: Busy, probe: ExecutionProbe): void {
+    reporter(this.#parts.emit, probe)({ type: 'conflict', key, retryAfterMs: busy.retryAfterMs });
   }
 
   /** Waits for a concurrent duplicate while `waitMs` allows, asking the store again after each wake-up. */
-  async #waitUntilFree(request: BeginRequest, busy: Busy): Promise<Begun> {
+  async #waitUntilFree(request: BeginRequest, busy: Busy, probe: ExecutionProbe): Promise<Begun> {
     const deadline = Date.now() + (request.waitMs ?? 0);
     let pollMs = POLL_MIN_MS;
     let begun: Begun = busy;
     while (begun.kind === 'inProgress') {
       const remaining = deadline - Date.now();
       if (remaining <= 0) {
-        this.#conflict(request.key, begun);
+        this.#conflict(request.key, begun, probe);
         return begun;
       }
       // In transactional mode the next begin itself waits on the holder's row lock.
@@ -264,7 +308,7 @@ export class Engine {
         await this.#waitForKey(request.key, Math.min(remaining, begun.retryAfterMs), pollMs);
         pollMs = Math.min(pollMs * 2, POLL_MAX_MS);
       }
-      begun = await this.#beginOnce(request, Math.max(0, deadline - Date.now()));
+      begun = await this.#beginOnce(request, Math.max(0, deadline - Date.now()), probe);
     }
     return begun;
   }
@@ -294,8 +338,12 @@ export class Engine {
   }
 
   /** The replay of a completed record; a promise only when its body must come from the blob store. */
-  #replayed(key: string, replay: Extract<BeginResult, { readonly kind: 'replay' }>): Begun | Promise<Begun> {
-    this.#parts.emit({ type: 'replayed', key });
+  #replayed(
+    key: string,
+    replay: Extract<BeginResult, { readonly kind: 'replay' }>,
+    emit: EventHandler,
+  ): Begun | Promise<Begun> {
+    emit({ type: 'replayed', key });
     const { completedAt } = replay;
     const { envelope } = this.#parts;
     const opened = openInline(replay.outcome, envelope);

@@ -2,6 +2,7 @@ import type { Deadline, DeadlineQueue } from './deadline-queue.js';
 import { LeaseLostError } from './errors.js';
 import type { EventHandler } from './events.js';
 import type { StoreGuard } from './guarded-store.js';
+import type { ExecutionProbe } from './instrumentation.js';
 
 export interface LeaseKeeperOptions {
   readonly key: string;
@@ -13,6 +14,8 @@ export interface LeaseKeeperOptions {
   readonly sentAt: number;
   readonly guard: StoreGuard;
   readonly emit: EventHandler;
+  /** The execution's probe: renewals are store calls of the execution. */
+  readonly probe: ExecutionProbe;
   /** The engine's shared renewal timer for this lease length: its duration is `leaseMs / 3`. */
   readonly renewals: DeadlineQueue;
 }
@@ -90,14 +93,16 @@ export class LeaseKeeper {
   }
 
   async #renew(): Promise<void> {
-    const { key, token, guard, emit } = this.#options;
+    const { key, token, guard, emit, probe } = this.#options;
     if (this.#watchdog === undefined) this.#watch();
     const sentAt = Date.now();
     const leaseMs = this.#leaseFrom(sentAt);
     // At the caller's end there is nothing left to renew: the watchdog gives the claim up at the deadline.
     if (leaseMs <= 0) return;
     try {
-      const result = await guard.call('renew', (store) => store.renew({ key, token, leaseMs }));
+      const result = await probe.store('renew', () =>
+        guard.call('renew', (store) => store.renew({ key, token, leaseMs })),
+      );
       if (this.#stopped) return;
       if (result.kind === 'fenced') {
         emit({ type: 'fenced', key, token, operation: 'renew' });

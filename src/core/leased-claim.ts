@@ -4,7 +4,8 @@
 import type { Claim, CompleteOptions } from './claim.js';
 import { type EngineParts, seal } from './engine-parts.js';
 import { ClaimSettledError, isStoreUnavailableError, LeaseLostError } from './errors.js';
-import type { ReleaseReason } from './events.js';
+import type { EventHandler, ReleaseReason } from './events.js';
+import { type ExecutionProbe, NO_EXECUTION, reporter } from './instrumentation.js';
 import type { LeaseKeeper } from './lease-keeper.js';
 import type { Outcome } from './record.js';
 
@@ -19,6 +20,8 @@ export class LeasedClaim implements Claim {
   readonly #parts: EngineParts;
   readonly #keeper: LeaseKeeper;
   readonly #retentionMs: number;
+  readonly #probe: ExecutionProbe;
+  readonly #emit: EventHandler;
   #settled = false;
 
   constructor(
@@ -29,10 +32,13 @@ export class LeasedClaim implements Claim {
     readonly takeover: boolean,
     keeper: LeaseKeeper,
     retentionMs: number,
+    probe: ExecutionProbe = NO_EXECUTION,
   ) {
     this.#parts = parts;
     this.#keeper = keeper;
     this.#retentionMs = retentionMs;
+    this.#probe = probe;
+    this.#emit = reporter(parts.emit, probe);
   }
 
   get signal(): AbortSignal {
@@ -53,15 +59,26 @@ export class LeasedClaim implements Claim {
 
   async complete(outcome: Outcome, options?: CompleteOptions): Promise<void> {
     this.#settle('complete');
+    try {
+      await this.#complete(outcome, options);
+    } catch (error) {
+      this.#probe.end(error);
+      throw error;
+    }
+    this.#probe.end();
+  }
+
+  async #complete(outcome: Outcome, options: CompleteOptions | undefined): Promise<void> {
     const { key, token } = this;
     const stored = await seal(this.#parts, key, outcome);
     const retentionMs = options?.retentionMs ?? this.#retentionMs;
-    const { guard, emit } = this.#parts;
+    const guard = this.#parts.guard;
+    const emit = this.#emit;
     let unsure = false;
     for (let retry = 0; ; retry++) {
       try {
-        const result = await guard.call('complete', (store) =>
-          store.complete({ key, token, outcome: stored, retentionMs }),
+        const result = await this.#probe.store('complete', () =>
+          guard.call('complete', (store) => store.complete({ key, token, outcome: stored, retentionMs })),
         );
         // After a failed attempt, "fenced" may only mean that attempt went through and its reply was lost.
         if (result.kind === 'fenced' && !(unsure && (await this.#completedByUs()))) {
@@ -81,7 +98,8 @@ export class LeasedClaim implements Claim {
 
   async release(reason: ReleaseReason = 'notKept'): Promise<void> {
     this.#settle('release');
-    await releaseFenced(this.#parts, this.key, this.token, reason);
+    await releaseFenced(this.#parts, this.key, this.token, reason, this.#probe);
+    this.#probe.end();
   }
 
   async [Symbol.asyncDispose](): Promise<void> {
@@ -96,7 +114,9 @@ export class LeasedClaim implements Claim {
 
   /** True when the record is completed under this claim's token: an earlier attempt of ours stored it. */
   async #completedByUs(): Promise<boolean> {
-    const record = await this.#parts.guard.call('get', (store) => store.get(this.key));
+    const record = await this.#probe.store('get', () =>
+      this.#parts.guard.call('get', (store) => store.get(this.key)),
+    );
     return record?.state === 'completed' && record.token === this.token;
   }
 }
@@ -110,11 +130,15 @@ export async function releaseFenced(
   key: string,
   token: number,
   reason: ReleaseReason,
+  probe: ExecutionProbe = NO_EXECUTION,
 ): Promise<void> {
+  const emit = reporter(parts.emit, probe);
   try {
-    const result = await parts.guard.call('release', (store) => store.release({ key, token }));
-    if (result.kind === 'fenced') parts.emit({ type: 'fenced', key, token, operation: 'release' });
-    else parts.emit({ type: 'released', key, token, reason });
+    const result = await probe.store('release', () =>
+      parts.guard.call('release', (store) => store.release({ key, token })),
+    );
+    if (result.kind === 'fenced') emit({ type: 'fenced', key, token, operation: 'release' });
+    else emit({ type: 'released', key, token, reason });
   } catch {
     // See above: the lease ends on its own.
   }

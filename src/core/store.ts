@@ -107,9 +107,28 @@ export interface WaitForOptions {
   readonly signal?: AbortSignal;
 }
 
+/**
+ * What a store talks to, for telemetry: `oncely/otel` turns it into OpenTelemetry's database attributes
+ * (`db.system.name`, `server.address`, `server.port`, `db.namespace`, `db.collection.name`). Only what is known
+ * without a network call.
+ */
+export interface StoreEndpoint {
+  /** The database as OpenTelemetry names it (`redis`, `postgresql`). */
+  readonly system: string;
+  /** Host name, IP address or Unix socket path. */
+  readonly address?: string;
+  readonly port?: number;
+  /** The database: its name (PostgreSQL) or index (Redis). */
+  readonly namespace?: string;
+  /** The table (`schema.table`) the records live in. */
+  readonly collection?: string;
+}
+
 export interface Store {
   /** Short name for logs and errors (`memory`, `redis`, `postgres`). */
   readonly name: string;
+  /** Optional: the database behind the store, for telemetry. A store without one is traced as in-process. */
+  readonly endpoint?: StoreEndpoint | undefined;
   /** One atomic step: claim the key, or report why not (in progress, mismatch, replay). */
   begin(input: BeginInput): Promise<BeginResult>;
   /** Store the outcome if `token` is still the key's current claim. */

@@ -4,7 +4,8 @@
 import type { Claim, CompleteOptions } from './claim.js';
 import { type EngineParts, seal } from './engine-parts.js';
 import { ClaimSettledError, isOncelyError, LeaseLostError, StoreUnavailableError } from './errors.js';
-import type { ReleaseReason } from './events.js';
+import type { EventHandler, ReleaseReason } from './events.js';
+import { type ExecutionProbe, reporter } from './instrumentation.js';
 import type { Outcome } from './record.js';
 import type { StoreTransaction } from './store.js';
 
@@ -19,6 +20,8 @@ export class TransactionClaim implements Claim {
   readonly #retentionMs: number;
   readonly #controller = new AbortController();
   readonly #timer: NodeJS.Timeout;
+  readonly #probe: ExecutionProbe;
+  readonly #emit: EventHandler;
   #settled = false;
   #lost: LeaseLostError | undefined;
 
@@ -29,12 +32,15 @@ export class TransactionClaim implements Claim {
     readonly attempt: number,
     readonly takeover: boolean,
     transaction: StoreTransaction,
+    probe: ExecutionProbe,
     readonly deadline: number,
     retentionMs: number,
   ) {
     this.#parts = parts;
     this.#transaction = transaction;
     this.#retentionMs = retentionMs;
+    this.#probe = probe;
+    this.#emit = reporter(parts.emit, probe);
     const { signal } = transaction;
     if (signal.aborted) this.#controller.abort(signal.reason);
     else signal.addEventListener('abort', () => this.#controller.abort(signal.reason), { once: true });
@@ -56,16 +62,27 @@ export class TransactionClaim implements Claim {
 
   async complete(outcome: Outcome, options?: CompleteOptions): Promise<void> {
     this.#settle('complete');
+    try {
+      await this.#complete(outcome, options);
+    } catch (error) {
+      this.#probe.end(error);
+      throw error;
+    }
+    this.#probe.end();
+  }
+
+  async #complete(outcome: Outcome, options: CompleteOptions | undefined): Promise<void> {
     const { key, token } = this;
     let stored: Awaited<ReturnType<typeof seal>>;
     try {
       stored = await seal(this.#parts, key, outcome);
     } catch (error) {
-      await this.#transaction.rollback();
+      await this.#rollback();
       throw error;
     }
+    const retentionMs = options?.retentionMs ?? this.#retentionMs;
     try {
-      await this.#transaction.commit(stored, options?.retentionMs ?? this.#retentionMs);
+      await this.#probe.store('commit', () => this.#transaction.commit(stored, retentionMs));
     } catch (error) {
       const mapped = isOncelyError(error)
         ? error
@@ -74,15 +91,16 @@ export class TransactionClaim implements Claim {
         this.#parts.emit({ type: 'storeError', operation: 'commit', error: mapped });
       throw mapped;
     }
-    this.#parts.emit({ type: 'completed', key, token });
+    this.#emit({ type: 'completed', key, token });
   }
 
   async release(reason: ReleaseReason = 'notKept'): Promise<void> {
     // Rolled back at the deadline already: nothing is left to release, and a release never rejects for that.
     if (this.#lost !== undefined) return;
     this.#settle('release');
-    await this.#transaction.rollback();
-    this.#parts.emit({ type: 'released', key: this.key, token: this.token, reason });
+    await this.#rollback();
+    this.#emit({ type: 'released', key: this.key, token: this.token, reason });
+    this.#probe.end();
   }
 
   async [Symbol.asyncDispose](): Promise<void> {
@@ -102,9 +120,15 @@ export class TransactionClaim implements Claim {
     this.#settled = true;
     const lost = new LeaseLostError(this.token);
     this.#lost = lost;
-    this.#parts.emit({ type: 'leaseLost', key: this.key, token: this.token });
+    this.#emit({ type: 'leaseLost', key: this.key, token: this.token });
     this.#controller.abort(lost);
     // Not `rollback`: the holder's code may still write through the handle, and must not write outside the claim.
-    await this.#transaction.abort();
+    await this.#probe.store('rollback', () => this.#transaction.abort());
+    this.#probe.end();
+  }
+
+  /** Never rejects (the store's contract), so the probe sees a settled call either way. */
+  #rollback(): Promise<void> {
+    return this.#probe.store('rollback', () => this.#transaction.rollback());
   }
 }

@@ -32,6 +32,8 @@ type Decided =
       readonly fingerprint: string;
       /** Method and route (template or path): what run times are estimated per. */
       readonly runs: string;
+      /** Method and route template, or the method alone: low-cardinality, for telemetry. */
+      readonly label: string;
     };
 
 const PASS = { kind: 'pass' } as const;
@@ -84,12 +86,13 @@ export class HttpIdempotency<Req> {
       return Promise.reject(error);
     }
     if (decided.kind !== 'begin') return Promise.resolve(decided);
-    const { id, key, fingerprint, runs } = decided;
+    const { id, key, fingerprint, runs, label } = decided;
     const { route } = this;
     return this.engine
       .begin({
         key: id,
         fingerprint,
+        scope: label,
         waitMs: route.waitMs,
         leaseMs: route.leaseMs,
         retentionMs: route.retentionMs,
@@ -147,6 +150,8 @@ export class HttpIdempotency<Req> {
       key,
       fingerprint,
       runs: `${view.method} ${view.route ?? pathOf(view.target)}`,
+      // A path may hold ids: only a route template keeps the metrics' attribute values few.
+      label: view.route === undefined ? view.method : `${view.method} ${view.route}`,
     };
   }
 

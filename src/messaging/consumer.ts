@@ -8,6 +8,7 @@ import { StoreGuard } from '../core/guarded-store.js';
 import { scopedKey, validateKey } from '../core/key.js';
 import type { BeginResult, HeaderPairs, Store } from '../core/store.js';
 import { knownOptions, optionalFunction, requireFunction, wholeNumber } from '../core/validate.js';
+import { checkHook, type Delivery, type InboxInstrumentation, type InboxProbe } from './instrumentation.js';
 import { RunGate } from './run-gate.js';
 
 /** What a handler gets besides the message: the claim (fencing token, attempt, abort signal) and the message id. */
@@ -17,7 +18,7 @@ export interface InboxContext extends ExecutionContext {
 
 export type InboxHandler<M, R> = (message: M, context: InboxContext) => Promise<R> | R;
 
-export interface InboxOptions<M> extends Omit<EngineOptions, 'store'> {
+export interface InboxOptions<M> extends Omit<EngineOptions, 'store' | 'instrumentation'> {
   /** Where the inbox records live (any Store; a transactional PostgresStore makes the effect and record atomic). */
   readonly store: Store;
   /** The message's id: the broker's deduplication id, or one you derive (an event id from the payload). */
@@ -33,6 +34,11 @@ export interface InboxOptions<M> extends Omit<EngineOptions, 'store'> {
   readonly onParked?: (message: M, info: ParkedInfo) => Promise<void> | void;
   /** How handler results are stored for duplicates. Default `structuredCodec`. */
   readonly codec?: Codec;
+  /**
+   * Spans and metrics: `otel()` from `oncely/otel`. Each delivery continues the trace in its headers, and the
+   * engine's spans nest under it. Default none.
+   */
+  readonly instrumentation?: InboxInstrumentation;
 }
 
 export interface ParkedInfo {
@@ -55,9 +61,8 @@ export type InboxOutcome<R> =
   /** The message has no usable id (missing, empty, too long): it can never be deduplicated. Dead-letter it. */
   | { readonly kind: 'invalid'; readonly error: unknown };
 
-export interface InboxHandleOptions {
-  /** The broker says this is a redelivery (see `Inbox#handle`); leave it out when unknown. */
-  readonly redelivered?: boolean;
+/** What `Inbox#handle` is told about a delivery: what a broker helper knows (`Delivery`), and the deadline. */
+export interface InboxHandleOptions extends Delivery {
   /** Ms since the epoch this process cannot outlive (a Lambda invocation's deadline); see `Inbox#handle`. */
   readonly leaseUntil?: number;
 }
@@ -111,6 +116,7 @@ export class Inbox<M, R = unknown> {
   /** The runs counter's store calls (transactional mode): bounded by `storeTimeoutMs`, failures reported. */
   readonly #runs: StoreGuard;
   readonly #gate = new RunGate();
+  readonly #probe: InboxProbe | undefined;
 
   constructor(handler: InboxHandler<M, R>, options: InboxOptions<M>) {
     requireFunction('handler', handler);
@@ -147,6 +153,11 @@ export class Inbox<M, R = unknown> {
     this.#onParked = onParked;
     this.#codec = codec;
     this.#transactional = typeof (store as { beginTransaction?: unknown }).beginTransaction === 'function';
+    const instrumentation = checkHook<InboxInstrumentation>('Inbox', engineOptions.instrumentation, [
+      'engine',
+      'inbox',
+    ]);
+    this.#probe = instrumentation?.inbox?.(scope);
   }
 
   /** The storage key of a message id (for `store.get` when inspecting). */
@@ -169,27 +180,36 @@ export class Inbox<M, R = unknown> {
    * - `false` (a first delivery) lets transactional mode skip counting the run: a first run that crashes is
    *   counted when the message comes back redelivered. Leave it out when unknown: every run is then counted.
    *
+   * `headers` (the broker helpers pass the message's) carry the producer's trace context, continued while the
+   * message is handled when the inbox is instrumented; `source` names the broker and stream for its spans.
+   *
    * `leaseUntil`: the time this process cannot outlive (a Lambda invocation's deadline, ms since the epoch); the
    * message's claim never holds past it, so a consumer killed there leaves the message to the next delivery.
    */
-  handle(message: M, { redelivered, leaseUntil }: InboxHandleOptions = {}): Promise<InboxOutcome<R>> {
-    return this.#gate.run(redelivered === true, () => this.#handle(message, redelivered, leaseUntil));
+  handle(message: M, delivery: InboxHandleOptions = {}): Promise<InboxOutcome<R>> {
+    let messageId: string;
+    try {
+      messageId = validateKey(this.#messageId(message));
+    } catch (error) {
+      const invalid: InboxOutcome<R> = { kind: 'invalid', error };
+      return this.#probe === undefined
+        ? Promise.resolve(invalid)
+        : this.#probe.handle(delivery, undefined, () => Promise.resolve(invalid));
+    }
+    const { redelivered, leaseUntil } = delivery;
+    const lease = leaseUntil === undefined ? {} : { leaseUntil };
+    const run = () =>
+      this.#gate.run(redelivered === true, () => this.#handle(message, messageId, redelivered, lease));
+    return this.#probe === undefined ? run() : this.#probe.handle(delivery, messageId, run);
   }
 
   async #handle(
     message: M,
+    messageId: string,
     redelivered: boolean | undefined,
-    leaseUntil: number | undefined,
+    lease: { readonly leaseUntil?: number },
   ): Promise<InboxOutcome<R>> {
-    let messageId: string;
-    let key: string;
-    try {
-      messageId = validateKey(this.#messageId(message));
-      key = this.keyOf(messageId);
-    } catch (error) {
-      return { kind: 'invalid', error };
-    }
-    const lease = leaseUntil === undefined ? {} : { leaseUntil };
+    const key = this.keyOf(messageId);
     if (!this.#transactional) return this.#execute(message, messageId, key, undefined, lease);
     // Transactional mode: a crash rolls the claim back with everything else, so the store's attempt counter
     // never rises. Runs are claimed on a second key, outside the transaction (before it, so no connection is
@@ -209,7 +229,7 @@ export class Inbox<M, R = unknown> {
           store.begin({
             key: runsKey,
             fingerprint: 'runs',
-            leaseMs: cappedLease(this.engine.leaseMs, leaseUntil, Date.now()),
+            leaseMs: cappedLease(this.engine.leaseMs, lease.leaseUntil, Date.now()),
             retentionMs: this.engine.retentionMs,
           }),
         (late) => {
@@ -258,6 +278,7 @@ export class Inbox<M, R = unknown> {
         ...lease,
         key,
         fingerprint: FINGERPRINT,
+        scope: `inbox:${this.#scope}`,
         run: async (context) => {
           attempts = counted ?? context.attempt;
           if (attempts > this.#maxAttempts) {

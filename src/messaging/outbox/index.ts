@@ -3,6 +3,12 @@
  * your transaction; run one or more `OutboxRelay`s to publish them through a `Publisher` (`oncely/nats`,
  * `oncely/rabbitmq`, `oncely/redis-streams`, or your own). Needs `pg`.
  */
+export type {
+  OutboxInstrumentation,
+  PublishOutcome,
+  RelayInstrumentation,
+  RelayProbe,
+} from '../instrumentation.js';
 export type { OutboxMessage, Publisher, PublisherContext } from '../publisher.js';
 export { type Backoff, type BackoffOptions, backoffDelayMs, retryHorizonMs } from './backoff.js';
 export {

@@ -1,11 +1,9 @@
+import type { PublishOutcome, RelayProbe } from '../instrumentation.js';
 import type { OutboxMessage, Publisher } from '../publisher.js';
 import type { ClaimedRow } from './sql.js';
 
 /** What became of one claimed row. `unsent`: never handed over (shutdown, or the lease too close to its end). */
-export type RowOutcome =
-  | { readonly kind: 'published' }
-  | { readonly kind: 'failed'; readonly error: unknown }
-  | { readonly kind: 'unsent' };
+export type RowOutcome = PublishOutcome;
 
 export interface BatchSettings {
   readonly publisher: Publisher;
@@ -17,6 +15,7 @@ export interface BatchSettings {
   readonly startDeadline: number;
   /** Aborted when the relay gives up on the batch (shutdown timeout). */
   readonly signal: AbortSignal;
+  readonly probe: RelayProbe | undefined;
 }
 
 export class PublishTimeoutError extends Error {
@@ -56,7 +55,11 @@ export async function publishBatch(
   const worker = async () => {
     for (let index = next++; index < rows.length; index = next++) {
       if (signal.aborted || Date.now() >= settings.startDeadline) continue;
-      outcomes[index] = await publishOne(toMessage(rows[index]!, settings.idPrefix), settings, aborted);
+      const message = toMessage(rows[index]!, settings.idPrefix);
+      const { probe } = settings;
+      outcomes[index] = await (probe === undefined
+        ? publishOne(message, settings, aborted)
+        : probe.publish(message, () => publishOne(message, settings, aborted)));
     }
   };
   try {

@@ -1,6 +1,7 @@
 import type { Pool } from 'pg';
 import { InvalidOptionsError } from '../../core/errors.js';
 import { knownOptions, wholeNumber } from '../../core/validate.js';
+import { checkHook, type RelayInstrumentation } from '../instrumentation.js';
 import type { Publisher } from '../publisher.js';
 import { type Backoff, type BackoffOptions, resolveBackoff } from './backoff.js';
 import type { RelayEvent } from './relay-events.js';
@@ -41,6 +42,8 @@ export interface OutboxRelayOptions extends SchemaOptions {
   readonly acceptAtMostOnce?: boolean;
   /** Receives every relay event (published, failed, deadLettered, outage, error, …). */
   readonly onEvent?: (event: RelayEvent) => void;
+  /** A span per publish linked to the trace that wrote the event, and the relay's metrics: `otel()`. */
+  readonly instrumentation?: RelayInstrumentation;
 }
 
 const KNOWN = [
@@ -62,6 +65,7 @@ const KNOWN = [
   'idPrefix',
   'acceptAtMostOnce',
   'onEvent',
+  'instrumentation',
 ] as const;
 
 export interface RelaySettings {
@@ -82,6 +86,7 @@ export interface RelaySettings {
   readonly purgeBatchSize: number;
   readonly idPrefix: string;
   readonly onEvent: ((event: RelayEvent) => void) | undefined;
+  readonly instrumentation: RelayInstrumentation | undefined;
 }
 
 export function resolveRelayOptions(options: OutboxRelayOptions): RelaySettings {
@@ -140,5 +145,6 @@ export function resolveRelayOptions(options: OutboxRelayOptions): RelaySettings 
     purgeBatchSize: wholeNumber('purgeBatchSize', options.purgeBatchSize, 1_000, { min: 1, max: 100_000 }),
     idPrefix: options.idPrefix ?? '',
     onEvent: options.onEvent,
+    instrumentation: checkHook<RelayInstrumentation>('OutboxRelay', options.instrumentation, ['relay']),
   };
 }

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { InvalidOptionsError } from '../../core/errors.js';
 import { wholeNumber } from '../../core/validate.js';
+import type { RelayProbe } from '../instrumentation.js';
 import { pause } from '../pause.js';
 import { backoffDelayMs, retryHorizonMs } from './backoff.js';
 import { purgePublished } from './maintenance.js';
@@ -42,9 +43,11 @@ export class OutboxRelay {
   #nextPurgeAt = 0;
   #lastError: unknown;
   #hookFailed = false;
+  readonly #probe: RelayProbe | undefined;
 
   constructor(options: OutboxRelayOptions) {
     this.#settings = resolveRelayOptions(options);
+    this.#probe = this.#settings.instrumentation?.relay?.(this.#settings.publisher.name);
     this.#sql = outboxStatements(this.#settings.table);
     this.#waker = new Waker(this.#settings.pool, this.#settings.table.name, this.#settings.listen, (error) =>
       this.#emit({ type: 'error', operation: 'listen', error }),
@@ -110,6 +113,7 @@ export class OutboxRelay {
         concurrency: this.#settings.publishConcurrency,
         startDeadline: claimedAt + leaseMs - publishTimeoutMs - Math.min(1_000, leaseMs / 10),
         signal: batch.signal,
+        probe: this.#probe,
       });
     } finally {
       this.#batch = undefined;
@@ -263,6 +267,7 @@ export class OutboxRelay {
   }
 
   #emit(event: RelayEvent): void {
+    this.#probe?.event(event);
     const handler = this.#settings.onEvent;
     if (handler === undefined) {
       if (event.type === 'warning') process.emitWarning(event.message, { code: 'ONCELY_OUTBOX' });

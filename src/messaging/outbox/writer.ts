@@ -1,5 +1,6 @@
 import { InvalidOptionsError } from '../../core/errors.js';
 import { knownOptions } from '../../core/validate.js';
+import { checkHook, type OutboxInstrumentation } from '../instrumentation.js';
 import { type WriterStatements, writerStatements } from './sql.js';
 import { type OutboxTable, outboxTable, type Queryable, type SchemaOptions } from './table.js';
 
@@ -33,9 +34,11 @@ export interface OutboxOptions extends SchemaOptions {
    * @example traceContext: () => { const c = {}; propagation.inject(context.active(), c); return c; }
    */
   readonly traceContext?: () => Readonly<Record<string, string>> | undefined;
+  /** `otel()` from `oncely/otel`: saves the active OpenTelemetry context with each event. Or `traceContext`. */
+  readonly instrumentation?: OutboxInstrumentation;
 }
 
-const OPTIONS = ['schema', 'notify', 'traceContext'] as const;
+const OPTIONS = ['schema', 'notify', 'traceContext', 'instrumentation'] as const;
 const encoder = new TextEncoder();
 
 /**
@@ -64,8 +67,13 @@ export class Outbox {
     if (options.traceContext !== undefined && typeof options.traceContext !== 'function') {
       throw new InvalidOptionsError('traceContext must be a function returning headers');
     }
+    const instrumentation = checkHook<OutboxInstrumentation>('Outbox', options.instrumentation, [
+      'traceHeaders',
+    ]);
+    if (instrumentation !== undefined && options.traceContext !== undefined)
+      throw new InvalidOptionsError('Outbox: give traceContext or instrumentation, not both');
     this.#notify = options.notify ?? true;
-    this.#traceContext = options.traceContext;
+    this.#traceContext = options.traceContext ?? instrumentation?.traceHeaders?.bind(instrumentation);
     this.#sql = writerStatements(this.table, this.#notify);
   }
 

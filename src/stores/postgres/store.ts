@@ -8,11 +8,13 @@ import type {
   ReleaseInput,
   RenewInput,
   Store,
+  StoreEndpoint,
   StoreStats,
   TransitionResult,
   WaitForOptions,
 } from '../../core/store.js';
 import { wholeNumber } from '../../core/validate.js';
+import { postgresEndpoint } from './endpoint.js';
 import { CompletionListener } from './listener.js';
 import { type MigrateOptions, migrate } from './migrate.js';
 import { type PostgresStoreOptions, type ResolvedOptions, resolveOptions } from './options.js';
@@ -44,6 +46,8 @@ const FENCED: TransitionResult = { kind: 'fenced' };
  */
 export class PostgresStore implements Store {
   readonly name = 'postgres';
+  /** The server as the pool or client was configured, and the table, for telemetry. */
+  readonly endpoint: StoreEndpoint;
   readonly #options: ResolvedOptions;
   readonly #runtime: PostgresRuntime;
   readonly #listener: CompletionListener | undefined;
@@ -51,6 +55,7 @@ export class PostgresStore implements Store {
   constructor(options: PostgresStoreOptions) {
     const resolved = resolveOptions(options);
     this.#options = resolved;
+    this.endpoint = postgresEndpoint(resolved.source, `${resolved.schema}.${resolved.table}`);
     const target = tableTarget(resolved.schema, resolved.table);
     const source = 'pool' in resolved.source ? resolved.source.pool : resolved.source.client;
     const pool = 'pool' in resolved.source ? resolved.source.pool : undefined;

@@ -9,6 +9,7 @@ import type {
   ReleaseInput,
   RenewInput,
   Store,
+  StoreEndpoint,
   StoreStats,
   TransactionBeginInput,
   TransactionBeginResult,
@@ -56,6 +57,10 @@ export class TransactionalPostgresStore implements Store {
   readonly #base: Store;
   readonly #runtime: PostgresRuntime;
   readonly #settings: TransactionSettings;
+
+  get endpoint(): StoreEndpoint | undefined {
+    return this.#base.endpoint;
+  }
 
   /** @internal Use `PostgresStore#transactional()`. */
   constructor(base: Store, runtime: PostgresRuntime, options: TransactionalOptions) {

@@ -7,10 +7,12 @@ import type {
   ReleaseInput,
   RenewInput,
   Store,
+  StoreEndpoint,
   TransitionResult,
   WaitForOptions,
 } from '../../core/store.js';
 import { ConnectionGate, toStoreError } from './connection.js';
+import { redisEndpoint } from './endpoint.js';
 import { type KeyLayout, keyLayout } from './keys.js';
 import { type RedisStoreOptions, type ResolvedOptions, resolveOptions } from './options.js';
 import { encodeOutcome } from './record.js';
@@ -73,6 +75,11 @@ export class RedisStore implements Store {
       pending: (key) => this.#run('watch', key, [this.#now()], decodeFlag),
       pollIntervalMs: this.#options.pollIntervalMs,
     });
+  }
+
+  /** The server as the client was configured, for telemetry. */
+  get endpoint(): StoreEndpoint {
+    return redisEndpoint(this.#client);
   }
 
   /** The key layout (prefix, record key and channel of a store key), for tools and tests. */

@@ -26,6 +26,7 @@ export const SUBPATH_PEERS: Readonly<Record<string, readonly string[]>> = {
   'oncely/client': [],
   // Imports no peer: `@middy/core` is optional even for the Middy middleware, which is a plain object.
   'oncely/lambda': [],
+  'oncely/otel': ['@opentelemetry/api'],
 };
 
 /**

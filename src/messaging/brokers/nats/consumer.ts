@@ -2,6 +2,7 @@ import type { Consumer, ConsumerMessages, JsMsg } from '@nats-io/jetstream';
 import { InvalidOptionsError } from '../../../core/errors.js';
 import { optionalFunction, wholeNumber } from '../../../core/validate.js';
 import { actionFor, Inbox, type InboxHandler, type InboxOptions, type InboxOutcome } from '../../consumer.js';
+import { traceHeadersOf } from '../../instrumentation.js';
 import { type ConsumerErrorHandler, errorReporter } from '../consumer-errors.js';
 import { retryDelayMs } from '../retry-delay.js';
 
@@ -82,7 +83,11 @@ export async function consumeIdempotently<R>(
     const working = setInterval(() => message.working(), workingIntervalMs);
     let outcome: InboxOutcome<R>;
     try {
-      outcome = await inbox.handle(message, { redelivered: message.redelivered });
+      outcome = await inbox.handle(message, {
+        redelivered: message.redelivered,
+        headers: traceHeadersOf((name) => message.headers?.get(name)),
+        source: { system: 'nats', destination: message.subject, group: message.info.consumer },
+      });
     } finally {
       clearInterval(working);
     }

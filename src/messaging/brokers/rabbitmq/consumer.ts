@@ -2,6 +2,7 @@ import type { Channel, ConsumeMessage } from 'amqplib';
 import { InvalidOptionsError } from '../../../core/errors.js';
 import { optionalFunction, wholeNumber } from '../../../core/validate.js';
 import { actionFor, Inbox, type InboxHandler, type InboxOptions, type InboxOutcome } from '../../consumer.js';
+import { traceHeadersOf } from '../../instrumentation.js';
 import { type ConsumerErrorHandler, errorReporter } from '../consumer-errors.js';
 import { retryDelayMs } from '../retry-delay.js';
 
@@ -92,7 +93,11 @@ export async function consumeIdempotently<R>(
     waiting.set(timer, message);
   };
   const settle = async (message: ConsumeMessage) => {
-    const outcome = await inbox.handle(message, { redelivered: message.fields.redelivered });
+    const outcome = await inbox.handle(message, {
+      redelivered: message.fields.redelivered,
+      headers: traceHeadersOf((name) => headerText(message.properties.headers?.[name])),
+      source: { system: 'rabbitmq', destination: queue },
+    });
     const action = actionFor(outcome);
     if (action === 'ack') channel.ack(message);
     else if (action === 'deadLetter') channel.nack(message, false, false);
@@ -134,4 +139,10 @@ export async function consumeIdempotently<R>(
       waiting.clear();
     },
   };
+}
+
+/** AMQP header values arrive as strings, or as Buffers for long strings. */
+function headerText(value: unknown): string | undefined {
+  if (typeof value === 'string') return value;
+  return Buffer.isBuffer(value) ? value.toString('utf8') : undefined;
 }

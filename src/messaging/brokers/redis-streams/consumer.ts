@@ -103,6 +103,7 @@ export async function consumeIdempotently<R>(
   const claimIdleMs = wholeNumber('claimIdleMs', claimOption, 30_000, { min: 1 });
   const inbox = new Inbox(handler, { ...inboxOptions, messageId });
   const errors = errorReporter(`oncely/redis-streams consumer ${consumer} of ${stream}`, onError);
+  const source = { system: 'redis', destination: stream, group } as const;
   const stop = new AbortController();
 
   const createGroup = async () => {
@@ -122,7 +123,9 @@ export async function consumeIdempotently<R>(
     deleted: readonly string[],
     redelivered: boolean,
   ) => {
-    const outcomes = await Promise.all(entries.map((entry) => inbox.handle(entry, { redelivered })));
+    const outcomes = await Promise.all(
+      entries.map((entry) => inbox.handle(entry, { redelivered, headers: entry.headers, source })),
+    );
     // Entries deleted from the stream while pending: nothing to run, and left alone they stay pending forever.
     const acks: string[] = [...deleted];
     const transaction = client.multi();
