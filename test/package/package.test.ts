@@ -95,12 +95,12 @@ describe('package.json', () => {
     }
   });
 
-  it('the tarball holds dist (no source maps), docs, README, LICENSE and package.json only', async () => {
+  it('the tarball holds dist (no source maps), docs (pages and their screenshots), README, LICENSE and package.json only', async () => {
     const listing = await run('tar', ['-tzf', tarball], { cwd: root });
     expectSuccess(listing);
     const files = listing.stdout.trim().split('\n');
     const strays = files.filter(
-      (file) => !/^package\/(dist\/.+\.(js|d\.ts)|docs\/.+\.md|README\.md|LICENSE|package\.json)$/.test(file),
+      (file) => !/^package\/(dist\/.+\.(js|d\.ts)|docs\/.+\.(md|png)|README\.md|LICENSE|package\.json)$/.test(file),
     );
     expect(strays).toEqual([]);
     expect(files).toContain('package/dist/cli/main.js');
