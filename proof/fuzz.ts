@@ -627,6 +627,31 @@ async function dropPrefix(redisUrl: string, prefix: string): Promise<void> {
   }
 }
 
+/**
+ * The fuzz phase of `npm run proof`: `requests` generated requests (0 skips it), its report written beside the
+ * proof's as `<name>.json` and `<name>.md`. Resolves with the number of findings.
+ */
+export async function fuzzPhase(
+  requests: number,
+  outDir: string,
+  name: string,
+  log: (line: string) => void,
+): Promise<number> {
+  if (requests <= 0) return 0;
+  const report = await runFuzz({
+    requests,
+    seed: Date.now() % 2 ** 31,
+    connections: 8,
+    redisUrl: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
+    retryShare: 0.2,
+    log,
+  });
+  writeFileSync(join(outDir, `${name}.json`), `${JSON.stringify(report, null, 2)}\n`);
+  writeFileSync(join(outDir, `${name}.md`), fuzzMarkdown(report));
+  process.stdout.write(`\n${fuzzMarkdown(report)}\nreport: ${join(outDir, `${name}.json`)} and .md\n`);
+  return report.findings.length;
+}
+
 /** The markdown summary of a run, for the proof's report and the console. */
 export function fuzzMarkdown(report: FuzzReport): string {
   const lines = [
