@@ -6,10 +6,12 @@
 //   npm run proof -- --profile short            the small run that `npm test` also runs (test/proof/)
 //   npm run proof -- --stores redis,postgres-tx --requests 20000 --keys 500 --keep
 //   npm run proof -- --faults server-stall,partition      only these faults of the plan (--no-faults: none)
+//   npm run proof -- --fuzz 20000              requests of the fuzz phase (proof/fuzz.ts; full 100,000, else 2,000; 0 skips)
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { fuzzPhase } from './fuzz.js';
 import { type ProofSettings, runProof } from './harness.js';
 import { PROFILES } from './profiles.js';
 import { guaranteesSection, markdown } from './report.js';
@@ -28,6 +30,7 @@ const { values } = parseArgs({
     faults: { type: 'string' },
     concurrency: { type: 'string' },
     'handler-ms': { type: 'string' },
+    fuzz: { type: 'string' },
   },
 });
 const profile = PROFILES[values.profile as keyof typeof PROFILES];
@@ -87,4 +90,6 @@ if (name === 'full') {
       `${text.slice(0, from + start.length)}\n${guaranteesSection(report)}\n${text.slice(to)}`,
     );
 }
-process.exit(report.violations === 0 ? 0 : 1);
+const fuzzRequests = Number(values.fuzz ?? (values.profile === 'full' ? 100_000 : 2_000));
+const findings = await fuzzPhase(fuzzRequests, outDir, `${name}-fuzz`, settings.log);
+process.exit(report.violations === 0 && findings === 0 ? 0 : 1);
