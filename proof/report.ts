@@ -1,5 +1,6 @@
 // The markdown summary of a proof run (the JSON report has everything; this is what a person reads).
 import type { FaultPlan, ProofReport, StoreReport } from './harness.js';
+import { brokerName, messagingGuarantees, messagingMarkdown } from './messaging/report.js';
 
 const n = (value: number) => value.toLocaleString('en-US');
 const s = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
@@ -24,16 +25,19 @@ export function markdown(report: ProofReport): string {
     `${report.startedAt}, ${s(report.durationMs)} in all, on ${machine.cpus} × ${machine.cpuModel}, ${machine.memoryGiB} GiB, Node ${machine.node} (load average at start ${machine.loadAverage.join(' / ')}).`,
   );
   lines.push('');
-  lines.push(
-    `Per store: ${n(settings.requests)} requests over ${n(settings.keys)} keys from ${settings.clients} client processes × ${settings.concurrency} operations in flight, against 4 app server processes (Express, Fastify, Hono, node:http) sharing the store; lease ${n(settings.leaseMs)} ms, waitMs ${n(settings.waitMs)} ms on /pay-wait, store timeout ${n(settings.storeTimeoutMs)} ms, client timeout ${n(settings.timeoutMs)} ms, ${(settings.lostProbability * 100).toFixed(1)}% of requests dropped by the client before the answer.`,
-  );
+  if (report.stores.length > 0)
+    lines.push(
+      `Per store: ${n(settings.requests)} requests over ${n(settings.keys)} keys from ${settings.clients} client processes × ${settings.concurrency} operations in flight, against 4 app server processes (Express, Fastify, Hono, node:http) sharing the store; lease ${n(settings.leaseMs)} ms, waitMs ${n(settings.waitMs)} ms on /pay-wait, store timeout ${n(settings.storeTimeoutMs)} ms, client timeout ${n(settings.timeoutMs)} ms, ${(settings.lostProbability * 100).toFixed(1)}% of requests dropped by the client before the answer.`,
+    );
   lines.push('');
   lines.push(`**Violations: ${report.violations}.**`);
-  lines.push('');
-  lines.push(
-    '| store | requests (+ late retries) | keys | req/s | p50 | p99 | faults | effects | violations | time |',
-  );
-  lines.push('| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: |');
+  if (report.stores.length > 0) {
+    lines.push('');
+    lines.push(
+      '| store | requests (+ late retries) | keys | req/s | p50 | p99 | faults | effects | violations | time |',
+    );
+    lines.push('| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: |');
+  }
   for (const store of report.stores) {
     const effects = Object.entries(store.result.effects)
       .map(([name, count]) => `${name} ${n(count)}`)
@@ -80,6 +84,8 @@ export function markdown(report: ProofReport): string {
       lines.push('```');
     }
   }
+  if (settings.messaging !== undefined)
+    lines.push(...messagingMarkdown(report.messaging, settings.messaging));
   lines.push('');
   return lines.join('\n');
 }
@@ -145,16 +151,25 @@ export function guaranteesSection(report: ProofReport): string {
       `| ${(planned.at * 100).toFixed(0)}%: ${planLabel(planned, report.settings.leaseMs)} | ${cells.join(' | ')} |`,
     );
   });
+  if (settings.messaging !== undefined)
+    lines.push(...messagingGuarantees(report.messaging, settings.messaging));
   lines.push('');
-  const failing = report.stores.flatMap((store) =>
-    store.result.checks.filter((check) => check.count > 0).map((check) => ({ store, check })),
-  );
+  const failing = [
+    ...report.stores.flatMap((store) =>
+      store.result.checks.filter((c) => c.count > 0).map((check) => ({ name: storeName(store.kind), check })),
+    ),
+    ...report.messaging.flatMap((broker) =>
+      broker.result.checks
+        .filter((c) => c.count > 0)
+        .map((check) => ({ name: brokerName(broker.kind), check })),
+    ),
+  ];
   if (failing.length === 0) lines.push('**No violation.**');
   else {
     lines.push(`**Violations: ${report.violations}.**`);
     lines.push('');
-    for (const { store, check } of failing)
-      lines.push(`- ${storeName(store.kind)}: \`${check.name}\` × ${check.count} — ${check.description}`);
+    for (const { name, check } of failing)
+      lines.push(`- ${name}: \`${check.name}\` × ${check.count} — ${check.description}`);
   }
   return lines.join('\n');
 }

@@ -1,0 +1,361 @@
+// The messaging proof's orchestrator, per broker: a schema of the run's own (outbox, inbox records, business
+// tables, effect ledger), the broker behind its fault proxy, relay processes and consumer processes, and a
+// producer process committing events as the consumers keep up. Faults are injected as the share of the planned
+// events applied downstream reaches each point of the plan. Then the events drain, everything stops gracefully,
+// and the checker gets what committed, what the broker holds and what was applied.
+import { type ChildProcess, spawn } from 'node:child_process';
+import { closeSync, mkdirSync, openSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { services } from '../../test/support/services.js';
+import { type BrokerUnderTest, startBroker } from './brokers.js';
+import { checkMessaging, type MessagingCheckResult } from './check.js';
+import { sleep, spawnWorker, type WorkerProcess } from './children.js';
+import { type FaultContext, injectFault, type MessagingFaultPlan } from './faults.js';
+import { createMessagingLedger } from './ledger.js';
+import type {
+  BrokerKind,
+  ConsumerConfig,
+  ConsumerCounts,
+  Database,
+  MessagingFault,
+  RelayConfig,
+  RelayCounts,
+} from './types.js';
+import { topicOf } from './types.js';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+
+export interface MessagingSettings {
+  readonly brokers: readonly BrokerKind[];
+  /** Committed events per broker run (rolled-back ones come on top). */
+  readonly events: number;
+  readonly keys: number;
+  readonly relays: number;
+  readonly consumers: number;
+  readonly producerConnections: number;
+  readonly maxPerTransaction: number;
+  readonly rollbackRate: number;
+  /** Committed events the producer may be ahead of the effects applied. */
+  readonly backlog: number;
+  readonly relayLeaseMs: number;
+  readonly publishTimeoutMs: number;
+  readonly batchSize: number;
+  readonly consumerConcurrency: number;
+  readonly inboxLeaseMs: number;
+  readonly maxAttempts: number;
+  readonly workMs: number;
+  readonly faults: readonly MessagingFaultPlan[];
+  /** Least time between one fault's end and the next one's start. */
+  readonly faultGapMs: number;
+  /** After the last event committed and the last fault: how long the rest may take to arrive. */
+  readonly drainTimeoutMs: number;
+  /** Run the brokers at the same time instead of one after the other. */
+  readonly parallel: boolean;
+}
+
+export interface BrokerReport {
+  readonly kind: BrokerKind;
+  readonly startedAt: number;
+  readonly durationMs: number;
+  readonly loadMs: number;
+  readonly committed: number;
+  readonly rolledBack: number;
+  /** Committed events applied per second over the load. */
+  readonly throughput: number;
+  /** From the producer's write to the effect's commit. */
+  readonly latencyMs: { readonly p50: number; readonly p99: number; readonly max: number };
+  readonly relays: RelayCounts;
+  readonly consumers: ConsumerCounts;
+  readonly processes: { readonly relays: number; readonly consumers: number };
+  readonly faults: MessagingFault[];
+  readonly leftovers: { readonly unsettled: number; readonly deadLettered: number };
+  readonly result: MessagingCheckResult;
+  readonly schema: string;
+}
+
+interface Context {
+  readonly runId: string;
+  readonly outDir: string;
+  readonly keep: boolean;
+  readonly log: (line: string) => void;
+}
+
+const RELAY_ZERO: RelayCounts = {
+  published: 0,
+  failed: 0,
+  fenced: 0,
+  returned: 0,
+  outages: 0,
+  deadLettered: 0,
+  duplicates: 0,
+  errors: 0,
+};
+const CONSUMER_ZERO: ConsumerCounts = {
+  processed: 0,
+  duplicate: 0,
+  busy: 0,
+  failed: 0,
+  parked: 0,
+  invalid: 0,
+  retried: 0,
+  waits: 0,
+  errors: 0,
+};
+
+function sum<T extends object>(zero: T, parts: ReadonlyArray<T | undefined>): T {
+  const total = { ...zero } as Record<string, number>;
+  for (const part of parts)
+    for (const [name, value] of Object.entries(part ?? {}))
+      if (name in total && typeof value === 'number') total[name]! += value;
+  return total as T;
+}
+
+function percentile(sorted: readonly number[], share: number): number {
+  if (sorted.length === 0) return 0;
+  return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * share))]!;
+}
+
+/** The producer process: commits as it gets credit (IPC), reports `{ committed, rolledBack }`. */
+function startProducer(config: object, logDir: string) {
+  const log = openSync(join(logDir, `producer-${Date.now()}.log`), 'a');
+  const child: ChildProcess = spawn(
+    process.execPath,
+    ['--import', 'tsx', fileURLToPath(new URL('./producer.ts', import.meta.url)), JSON.stringify(config)],
+    { cwd: ROOT, stdio: ['ignore', 'ignore', log, 'ipc'] },
+  );
+  closeSync(log);
+  const state = { committed: 0, rolledBack: 0 };
+  child.on('message', (message: { committed: number; rolledBack: number }) => Object.assign(state, message));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+  return {
+    state,
+    exited,
+    credit: (credit: number) => child.connected && child.send({ credit }),
+    stop: () => child.connected && child.send({ stop: true }),
+    kill: () => child.kill('SIGKILL'),
+  };
+}
+
+export async function runBroker(
+  kind: BrokerKind,
+  settings: MessagingSettings,
+  context: Context,
+): Promise<BrokerReport> {
+  const { runId, log } = context;
+  const startedAt = Date.now();
+  const schema = `oncely_proof_${runId}_msg_${kind.replace('-', '_')}`;
+  const outDir = join(context.outDir, `${runId}-${kind}`);
+  mkdirSync(outDir, { recursive: true });
+  const ledger = await createMessagingLedger(services.postgres.url, schema);
+  const db: Database = { url: services.postgres.url, schema, applicationName: schema };
+  let broker: BrokerUnderTest | undefined;
+  const relays: WorkerProcess<RelayCounts>[] = [];
+  const consumers: WorkerProcess<ConsumerCounts>[] = [];
+  /** Every process that ever ran (its last counts are part of the totals). */
+  const retired: WorkerProcess<RelayCounts | ConsumerCounts>[] = [];
+  const crashes: { name: string; pid: number; exit: string }[] = [];
+  let producer: ReturnType<typeof startProducer> | undefined;
+  let stopping = false;
+  try {
+    broker = await startBroker(kind, runId);
+    const relayConfig = (name: string): RelayConfig => ({
+      name,
+      db,
+      broker: broker!.connection,
+      leaseMs: settings.relayLeaseMs,
+      publishTimeoutMs: settings.publishTimeoutMs,
+      batchSize: settings.batchSize,
+    });
+    const consumerConfig = (name: string): ConsumerConfig => ({
+      name,
+      db,
+      broker: broker!.connection,
+      concurrency: settings.consumerConcurrency,
+      leaseMs: settings.inboxLeaseMs,
+      maxAttempts: settings.maxAttempts,
+      workMs: settings.workMs,
+    });
+    /** A process that exits on its own crashed: recorded (a violation) and replaced. */
+    const watch = <P>(
+      list: WorkerProcess<P>[],
+      worker: WorkerProcess<P>,
+      respawn: () => Promise<WorkerProcess<P>>,
+    ) => {
+      void worker.exited.then(async (exit) => {
+        if (worker.expectExit || stopping) return;
+        crashes.push({ name: worker.name, pid: worker.pid, exit });
+        log(`${kind}: ${worker.name} (pid ${worker.pid}) CRASHED (${exit}); starting another`);
+        const index = list.indexOf(worker);
+        retired.push(worker as WorkerProcess<RelayCounts | ConsumerCounts>);
+        const next = await respawn();
+        if (index !== -1) list[index] = next;
+      });
+    };
+    const spawnRelay = async (name: string): Promise<WorkerProcess<RelayCounts>> => {
+      const worker = await spawnWorker<RelayCounts>('relay-worker.ts', name, relayConfig(name), outDir);
+      watch(relays, worker, () => spawnRelay(name));
+      return worker;
+    };
+    const spawnConsumer = async (name: string): Promise<WorkerProcess<ConsumerCounts>> => {
+      const worker = await spawnWorker<ConsumerCounts>(
+        'consumer-worker.ts',
+        name,
+        consumerConfig(name),
+        outDir,
+      );
+      watch(consumers, worker, () => spawnConsumer(name));
+      return worker;
+    };
+    const [startedRelays, startedConsumers] = await Promise.all([
+      Promise.all(Array.from({ length: settings.relays }, (_, i) => spawnRelay(`relay-${i}`))),
+      Promise.all(Array.from({ length: settings.consumers }, (_, i) => spawnConsumer(`consumer-${i}`))),
+    ]);
+    relays.push(...startedRelays);
+    consumers.push(...startedConsumers);
+    log(
+      `${kind}: broker up, ${relays.length} relays (pids ${relays.map((r) => r.pid).join(', ')}), ${consumers.length} consumers (pids ${consumers.map((c) => c.pid).join(', ')})`,
+    );
+
+    producer = startProducer(
+      {
+        db,
+        topic: topicOf(broker.connection),
+        keys: settings.keys,
+        connections: settings.producerConnections,
+        maxPerTransaction: settings.maxPerTransaction,
+        rollbackRate: settings.rollbackRate,
+      },
+      outDir,
+    );
+    const loadStarted = Date.now();
+    let applied = 0;
+    const progress = () => applied / settings.events;
+    // Credit for the producer and the progress that triggers faults, from the ledger itself.
+    let watching = true;
+    let loggedAt = Date.now();
+    const watcher = (async () => {
+      while (watching) {
+        applied = (await ledger.progress().catch(() => ({ applied }))).applied;
+        if (Date.now() - loggedAt >= 10_000) {
+          loggedAt = Date.now();
+          log(`${kind}: ${producer!.state.committed} committed, ${applied} applied`);
+        }
+        const credit = Math.min(settings.events, applied + settings.backlog);
+        producer!.credit(credit);
+        if (producer!.state.committed >= settings.events) producer!.stop();
+        await sleep(200);
+      }
+    })();
+
+    const faults: MessagingFault[] = [];
+    const faultContext: FaultContext = {
+      broker,
+      relays,
+      consumers,
+      retired,
+      respawnRelay: spawnRelay,
+      respawnConsumer: spawnConsumer,
+      kind,
+    };
+    let lifted = 0;
+    for (const [step, planned] of settings.faults.entries()) {
+      while (progress() < planned.at || Date.now() < lifted + settings.faultGapMs) await sleep(50);
+      const fault = await injectFault(planned, step, progress(), faultContext);
+      lifted = fault.endedAt;
+      faults.push(fault);
+      log(
+        `${kind}: ${fault.name} at ${(fault.at * 100).toFixed(0)}%: ${fault.detail} (${fault.endedAt - fault.startedAt} ms)`,
+      );
+    }
+    await producer.exited;
+    const loadMs = Date.now() - loadStarted;
+    const { committed, rolledBack } = producer.state;
+    log(
+      `${kind}: ${committed} events committed (${rolledBack} rolled back) in ${(loadMs / 1000).toFixed(1)} s; draining`,
+    );
+
+    // Everything committed must arrive; wait for it (bounded), then a moment for late duplicates.
+    const drainUntil = Date.now() + settings.drainTimeoutMs;
+    for (;;) {
+      const [now, outbox] = await Promise.all([ledger.progress(), ledger.outbox()]);
+      if ((now.applied >= now.produced && outbox.pending === 0) || Date.now() > drainUntil) break;
+      await sleep(250);
+    }
+    watching = false;
+    await watcher;
+    await sleep(1_000);
+    stopping = true;
+    await Promise.all(consumers.map((c) => c.stop(15_000)));
+    await Promise.all(relays.map((r) => r.stop(10_000)));
+    const endedAt = Date.now();
+
+    const [rows, outbox, brokerLog, leftovers] = await Promise.all([
+      ledger.read(),
+      ledger.outbox(),
+      broker.readLog(),
+      broker.leftovers(),
+    ]);
+    const relayCounts = sum(
+      RELAY_ZERO,
+      [...relays, ...retired].map((w) => w.progress as RelayCounts),
+    );
+    const consumerCounts = sum(
+      CONSUMER_ZERO,
+      [...consumers, ...retired].map((w) => w.progress as ConsumerCounts),
+    );
+    const result = checkMessaging({
+      produced: rows.produced,
+      effects: rows.effects,
+      log: brokerLog,
+      outbox,
+      leftovers,
+      consumers: consumerCounts,
+      relays: relayCounts,
+      crashes,
+    });
+    const writtenAt = new Map(rows.produced.map((row) => [row.uuid, row.at]));
+    const latencies = rows.effects
+      .map((effect) => effect.at - (writtenAt.get(effect.uuid) ?? effect.at))
+      .sort((a, b) => a - b);
+    return {
+      kind,
+      startedAt,
+      durationMs: endedAt - startedAt,
+      loadMs,
+      committed: rows.produced.length,
+      rolledBack,
+      throughput: Math.round(rows.produced.length / (loadMs / 1000)),
+      latencyMs: {
+        p50: percentile(latencies, 0.5),
+        p99: percentile(latencies, 0.99),
+        max: latencies.at(-1) ?? 0,
+      },
+      relays: relayCounts,
+      consumers: consumerCounts,
+      processes: {
+        relays: relays.length + retired.filter((w) => w.name.startsWith('relay')).length,
+        consumers: consumers.length + retired.filter((w) => w.name.startsWith('consumer')).length,
+      },
+      faults,
+      leftovers,
+      result,
+      schema,
+    };
+  } finally {
+    stopping = true;
+    producer?.kill();
+    for (const worker of [...relays, ...consumers]) worker.child.kill('SIGKILL');
+    await broker?.close().catch(() => {});
+    if (context.keep) await ledger.pool.end();
+    else await ledger.drop().catch(() => {});
+  }
+}
+
+export async function runMessaging(settings: MessagingSettings, context: Context): Promise<BrokerReport[]> {
+  if (settings.parallel)
+    return Promise.all(settings.brokers.map((kind) => runBroker(kind, settings, context)));
+  const reports: BrokerReport[] = [];
+  for (const kind of settings.brokers) reports.push(await runBroker(kind, settings, context));
+  return reports;
+}

@@ -1,0 +1,50 @@
+// The worker side of the orchestrator's protocol: the config is the first argument (JSON); the worker prints JSON
+// lines (`ready`, `progress`, `status`, `caught`) on stdout and reads commands, one per line, on stdin:
+// - `status`: answered with the worker's status;
+// - `arm`: the next time the worker is at the instant a fault should hit (a relay with part of its batch confirmed
+//   by the broker and unmarked, a consumer with an effect written and not committed) it holds there and prints
+//   `caught`, so the orchestrator's SIGKILL lands exactly mid-batch or mid-handler.
+// Closing stdin asks it to stop gracefully.
+import { createInterface } from 'node:readline';
+
+export function workerConfig<T>(): T {
+  return JSON.parse(process.argv[2] ?? '{}') as T;
+}
+
+export const emit = (event: object) => process.stdout.write(`${JSON.stringify(event)}\n`);
+
+/** Holds forever: the caller is about to be SIGKILLed. */
+export const hold = () => new Promise<never>(() => {});
+
+export interface Trap {
+  /** True once after `arm`: the caller is at the instant to be caught; it reports `caught` and holds. */
+  spring(status: object): boolean;
+}
+
+/** Answers `status` with `status()`, arms the trap on `arm`, and calls `stop` once stdin ends. */
+export function serve(status: () => object, stop: () => Promise<void>): Trap {
+  let armed = false;
+  const lines = createInterface({ input: process.stdin });
+  lines.on('line', (line) => {
+    const command = line.trim();
+    if (command === 'status') emit({ type: 'status', ...status() });
+    else if (command === 'arm') armed = true;
+  });
+  lines.once('close', () => {
+    void stop().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        process.stderr.write(`stop failed: ${error}\n`);
+        process.exit(1);
+      },
+    );
+  });
+  return {
+    spring(caught) {
+      if (!armed) return false;
+      armed = false;
+      emit({ type: 'caught', ...caught });
+      return true;
+    },
+  };
+}
