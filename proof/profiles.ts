@@ -62,6 +62,7 @@ const FULL_MESSAGING: MessagingSettings = {
   faults: MESSAGING_FAULTS,
   faultGapMs: 3_000,
   drainTimeoutMs: 60_000,
+  stallMs: 30_000,
   parallel: false,
 };
 
@@ -130,5 +131,6 @@ export const MESSAGING_SHORT: MessagingSettings = {
   ],
   faultGapMs: 500,
   drainTimeoutMs: 20_000,
+  stallMs: 10_000,
   parallel: true,
 };

@@ -37,6 +37,8 @@ export interface BrokerUnderTest {
   /** What the broker still holds for the consumers after they stopped, and what went to its dead-letter path. */
   leftovers(): Promise<{ unsettled: number; deadLettered: number }>;
   close(): Promise<void>;
+  /** On an interrupt: kill the broker's own processes at once (no cleanup). */
+  kill(): void;
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -130,6 +132,7 @@ async function startNats(runId: string): Promise<BrokerUnderTest> {
       const info = await jsm.consumers.info(stream, 'proof');
       return { unsettled: info.num_pending + info.num_ack_pending, deadLettered: 0 };
     },
+    kill: () => server.kill('SIGKILL'),
     async close() {
       await jsm.streams.delete(stream).catch(() => {});
       await admin.close();
@@ -197,6 +200,7 @@ async function startRabbit(runId: string): Promise<BrokerUnderTest> {
       const [work, parked] = await Promise.all([channel.checkQueue(queue), channel.checkQueue(dead)]);
       return { unsettled: work.messageCount, deadLettered: parked.messageCount };
     },
+    kill: () => {},
     async close() {
       for (const name of [queue, dead, audit]) await channel.deleteQueue(name).catch(() => {});
       await channel.deleteExchange(exchange).catch(() => {});
@@ -254,6 +258,7 @@ async function startRedisStreams(runId: string): Promise<BrokerUnderTest> {
       const deadLettered = await admin.xlen(`${stream}:dead`);
       return { unsettled: value('pending') + value('lag'), deadLettered };
     },
+    kill: () => node.process.kill('SIGKILL'),
     async close() {
       admin.disconnect();
       await proxy.close();

@@ -142,6 +142,18 @@ export function checkMessaging(input: MessagingCheckInput): MessagingCheckResult
   for (const crash of input.crashes) fail('process-crashed', crash);
 
   const notes: string[] = [];
+  // A consumer applies a key in order, so one lost event holds back the rest of its key: say how many.
+  const lostKeys = new Set<string>();
+  let behind = 0;
+  for (const row of [...input.produced].sort((a, b) => a.version - b.version)) {
+    if (effectsOf.has(row.uuid)) continue;
+    if (lostKeys.has(row.key)) behind++;
+    lostKeys.add(row.key);
+  }
+  if (lostKeys.size > 0)
+    notes.push(
+      `the ${checks.get('lost')!.count} events never applied are the first unapplied event of ${lostKeys.size} key(s) and ${behind} later events of those keys, held back behind it (a consumer applies a key in order)`,
+    );
   if (input.leftovers.unsettled > 0)
     notes.push(
       `${input.leftovers.unsettled} message(s) still unacknowledged at the broker after the consumers stopped (their effects are checked above)`,

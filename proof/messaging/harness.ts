@@ -50,6 +50,8 @@ export interface MessagingSettings {
   readonly faultGapMs: number;
   /** After the last event committed and the last fault: how long the rest may take to arrive. */
   readonly drainTimeoutMs: number;
+  /** Nothing applied for this long: the run is stuck; remaining faults are skipped and the checker decides. */
+  readonly stallMs: number;
   /** Run the brokers at the same time instead of one after the other. */
   readonly parallel: boolean;
 }
@@ -72,6 +74,20 @@ export interface BrokerReport {
   readonly leftovers: { readonly unsettled: number; readonly deadLettered: number };
   readonly result: MessagingCheckResult;
   readonly schema: string;
+}
+
+/** What to kill if the orchestrator is interrupted (the `finally` blocks do not run on a signal). */
+const running = new Set<() => void>();
+let handling = false;
+
+function cleanUpOnSignal(): void {
+  if (handling) return;
+  handling = true;
+  for (const signal of ['SIGINT', 'SIGTERM'] as const)
+    process.once(signal, () => {
+      for (const kill of running) kill();
+      process.exit(130);
+    });
 }
 
 interface Context {
@@ -157,6 +173,13 @@ export async function runBroker(
   const crashes: { name: string; pid: number; exit: string }[] = [];
   let producer: ReturnType<typeof startProducer> | undefined;
   let stopping = false;
+  const killAll = () => {
+    producer?.kill();
+    for (const worker of [...relays, ...consumers]) worker.child.kill('SIGKILL');
+    broker?.kill();
+  };
+  cleanUpOnSignal();
+  running.add(killAll);
   try {
     broker = await startBroker(kind, runId);
     const relayConfig = (name: string): RelayConfig => ({
@@ -234,16 +257,20 @@ export async function runBroker(
     // Credit for the producer and the progress that triggers faults, from the ledger itself.
     let watching = true;
     let loggedAt = Date.now();
+    let movedAt = Date.now();
+    /** Nothing applied for `stallMs`: the pipeline is stuck (a lost event blocks its key, and soon every key). */
+    const stalled = () => Date.now() - movedAt > settings.stallMs;
     const watcher = (async () => {
       while (watching) {
-        applied = (await ledger.progress().catch(() => ({ applied }))).applied;
+        const now = (await ledger.progress().catch(() => ({ applied }))).applied;
+        if (now !== applied) movedAt = Date.now();
+        applied = now;
         if (Date.now() - loggedAt >= 10_000) {
           loggedAt = Date.now();
           log(`${kind}: ${producer!.state.committed} committed, ${applied} applied`);
         }
-        const credit = Math.min(settings.events, applied + settings.backlog);
-        producer!.credit(credit);
-        if (producer!.state.committed >= settings.events) producer!.stop();
+        producer!.credit(Math.min(settings.events, applied + settings.backlog));
+        if (producer!.state.committed >= settings.events || stalled()) producer!.stop();
         await sleep(200);
       }
     })();
@@ -260,7 +287,12 @@ export async function runBroker(
     };
     let lifted = 0;
     for (const [step, planned] of settings.faults.entries()) {
-      while (progress() < planned.at || Date.now() < lifted + settings.faultGapMs) await sleep(50);
+      while ((progress() < planned.at || Date.now() < lifted + settings.faultGapMs) && !stalled())
+        await sleep(50);
+      if (stalled()) {
+        log(`${kind}: nothing applied for ${settings.stallMs} ms: the remaining faults are skipped`);
+        break;
+      }
       const fault = await injectFault(planned, step, progress(), faultContext);
       lifted = fault.endedAt;
       faults.push(fault);
@@ -275,13 +307,18 @@ export async function runBroker(
       `${kind}: ${committed} events committed (${rolledBack} rolled back) in ${(loadMs / 1000).toFixed(1)} s; draining`,
     );
 
-    // Everything committed must arrive; wait for it (bounded), then a moment for late duplicates.
+    // Everything committed must arrive: wait for it (until nothing moves for `stallMs`, or `drainTimeoutMs`).
     const drainUntil = Date.now() + settings.drainTimeoutMs;
     for (;;) {
       const [now, outbox] = await Promise.all([ledger.progress(), ledger.outbox()]);
-      if ((now.applied >= now.produced && outbox.pending === 0) || Date.now() > drainUntil) break;
+      if (now.applied >= now.produced && outbox.pending === 0) break;
+      if (stalled() || Date.now() > drainUntil) {
+        log(`${kind}: ${now.produced - now.applied} committed events not applied; giving up the wait`);
+        break;
+      }
       await sleep(250);
     }
+    // A moment for late duplicates (a redelivery after a lost ack) to show.
     watching = false;
     await watcher;
     await sleep(1_000);
@@ -343,6 +380,7 @@ export async function runBroker(
       schema,
     };
   } finally {
+    running.delete(killAll);
     stopping = true;
     producer?.kill();
     for (const worker of [...relays, ...consumers]) worker.child.kill('SIGKILL');

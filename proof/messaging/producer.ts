@@ -39,6 +39,8 @@ let rolledBack = 0;
 let inFlight = 0;
 let stopping = false;
 let wake = () => {};
+// The orchestrator is gone: nothing more to do.
+process.once('disconnect', () => process.exit(0));
 process.on('message', (message: { credit?: number; stop?: boolean }) => {
   if (message.credit !== undefined) credit = message.credit;
   if (message.stop) stopping = true;
