@@ -505,8 +505,10 @@ export async function runStore(
           const detail = await store!.restart(duration);
           return {
             ...base,
-            name: postgresStore ? 'terminate store connections' : 'store SIGKILL + restart',
-            kind: postgresStore ? 'backend-terminate' : 'store-restart',
+            name:
+              store!.restartLabel?.name ??
+              (postgresStore ? 'terminate store connections' : 'store SIGKILL + restart'),
+            kind: store!.restartLabel?.kind ?? (postgresStore ? 'backend-terminate' : 'store-restart'),
             detail,
             endedAt: Date.now(),
             storeFault: true,

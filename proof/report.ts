@@ -8,6 +8,7 @@ const s = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
 const STORE_NAMES: Record<StoreReport['kind'], string> = {
   redis: 'Redis standalone',
   cluster: 'Redis Cluster (3 masters)',
+  sentinel: 'Redis Sentinel (master + replica, `durable`)',
   postgres: 'PostgreSQL, plain store',
   'postgres-tx': 'PostgreSQL, transactional mode',
 };
@@ -103,7 +104,7 @@ function planLabel(planned: FaultPlan, leaseMs: number): string {
         ? 'SIGSTOP an owner past its lease, SIGCONT once a takeover holds its key'
         : `SIGSTOP an owner for lease + ${duration} ms (${n(leaseMs + (planned.durationMs ?? 0))} ms), then SIGCONT`;
     case 'store-restart':
-      return `store restart: Redis SIGKILL, down ${duration} ms / PostgreSQL \`pg_terminate_backend\``;
+      return `store restart: Redis SIGKILL, down ${duration} ms / Sentinel failover / PostgreSQL \`pg_terminate_backend\``;
     case 'script-flush':
       return '`SCRIPT FLUSH` (Redis)';
     case 'partition':
@@ -130,7 +131,11 @@ export function guaranteesSection(report: ProofReport): string {
     const reruns =
       store.kind === 'postgres-tx'
         ? `${n(effects['rolled-back attempts'] ?? 0)} attempts rolled back`
-        : `killed ${n(effects['owner-killed'] ?? 0)}, lost ${n(effects['claim-lost'] ?? 0)}, unconfirmed ${n(effects['complete-unconfirmed'] ?? 0)}`;
+        : `killed ${n(effects['owner-killed'] ?? 0)}, lost ${n(effects['claim-lost'] ?? 0)}, unconfirmed ${n(effects['complete-unconfirmed'] ?? 0)}${
+            effects['keys set back by a failover'] === undefined
+              ? ''
+              : `; keys a failover set back ${n(effects['keys set back by a failover'])} (two 2xx bodies: ${n(effects['of which two 2xx bodies'] ?? 0)})`
+          }`;
     lines.push(
       `| ${storeName(store.kind)} | ${n(store.requests)} (+${n(store.finalRequests)}) | ${n(store.result.keysUsed)} | ${store.faults.length} | ${n(store.throughput)} | ${store.latencyMs.p50} ms | ${n(store.latencyMs.p99)} ms | ${reruns} | **${store.result.violations}** |`,
     );
