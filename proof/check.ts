@@ -116,6 +116,10 @@ export function check(input: CheckInput): CheckResult {
       ? 'keys whose 2xx bodies differ'
       : 'keys whose 2xx bodies differ, beyond bodies of executions whose complete the store never confirmed',
   );
+  define(
+    'confirmed-complete-lost',
+    'keys a failover set back although a complete on them had been confirmed (Sentinel: `durable`, on every replica)',
+  );
   define('5xx-not-503', 'answers with a 5xx status other than 503 (handler or library failures)');
   define('unexpected-4xx', 'answers 400/422/…: the clients never reuse a key with another body');
   define('effect-without-claim', 'effects recorded with no idempotency context (no token)');
@@ -286,6 +290,14 @@ export function check(input: CheckInput): CheckResult {
           ),
       );
       if (completionLost || executions.some((row) => row.id !== null && forgotten.has(row.id))) {
+        // What `durable` promises: a complete it confirmed survives the failover, so only the newest execution
+        // of a set-back key may have a confirmed complete.
+        const newest = Math.max(...executions.map((row) => row.token!));
+        if (executions.some((row) => row.token !== newest && classOf.get(row.token!) === 'completed'))
+          fail('confirmed-complete-lost', {
+            key,
+            effects: executions.map((row) => ({ token: row.token, class: classOf.get(row.token!) })),
+          });
         lostInFailover.push({
           key,
           bodies: bodies.size,

@@ -116,12 +116,14 @@ export const PROFILES: Record<'full' | 'short', Profile> = {
 /** The messaging phase small enough for `npm test` (test/proof/messaging.test.ts): every fault once per broker. */
 export const MESSAGING_SHORT: MessagingSettings = {
   ...FULL_MESSAGING,
-  events: 1_500,
+  events: 1_000,
   keys: 100,
   relays: 2,
   consumers: 2,
   producerConnections: 2,
-  backlog: 500,
+  backlog: 400,
+  relayLeaseMs: 2_000,
+  publishTimeoutMs: 1_000,
   consumerConcurrency: 6,
   faults: [
     { at: 0.1, kind: 'relay-kill', durationMs: 300 },
