@@ -12,6 +12,10 @@ import type { EffectRow, ProducedRow } from './ledger.js';
 import type { BrokerEntry, ConsumerCounts, RelayCounts } from './types.js';
 
 export interface MessagingCheckInput {
+  /** Set when the run ended because nothing was applied for a while with committed events waiting. */
+  readonly stuck:
+    | { readonly committed: number; readonly planned: number; readonly stallMs: number }
+    | undefined;
   readonly produced: readonly ProducedRow[];
   readonly effects: readonly EffectRow[];
   readonly log: readonly BrokerEntry[];
@@ -72,6 +76,8 @@ export function checkMessaging(input: MessagingCheckInput): MessagingCheckResult
   define('dead-letters', 'events dead-lettered by the relay, parked or refused by the inbox');
   define('outbox-not-drained', 'outbox rows still pending at the end');
   define('process-crashed', 'relay or consumer processes that exited without being killed');
+  define('stuck', 'runs that stopped early: committed events waited and nothing was applied for a while');
+  if (input.stuck !== undefined) fail('stuck', input.stuck);
 
   const committed = new Map(input.produced.map((row) => [row.uuid, row]));
   const byKey = new Map<string, ProducedRow[]>();

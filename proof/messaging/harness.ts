@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { services } from '../../test/support/services.js';
 import { type BrokerUnderTest, startBroker } from './brokers.js';
 import { checkMessaging, type MessagingCheckResult } from './check.js';
-import { sleep, spawnWorker, type WorkerProcess } from './children.js';
+import { sleep, spawnWorker, startProcess, type WorkerProcess } from './children.js';
 import { type FaultContext, injectFault, type MessagingFaultPlan } from './faults.js';
 import { createMessagingLedger } from './ledger.js';
 import type {
@@ -133,18 +133,19 @@ function percentile(sorted: readonly number[], share: number): number {
 }
 
 /** The producer process: commits as it gets credit (IPC), reports `{ committed, rolledBack }`. */
-function startProducer(config: object, logDir: string) {
+async function startProducer(config: object, logDir: string) {
   const log = openSync(join(logDir, `producer-${Date.now()}.log`), 'a');
-  const child: ChildProcess = spawn(
-    process.execPath,
-    ['--import', 'tsx', fileURLToPath(new URL('./producer.ts', import.meta.url)), JSON.stringify(config)],
-    { cwd: ROOT, stdio: ['ignore', 'ignore', log, 'ipc'] },
-  );
+  const child: ChildProcess = await startProcess('producer.ts', config, ['ignore', 'ignore', log, 'ipc']);
   closeSync(log);
   const state = { committed: 0, rolledBack: 0 };
   child.on('message', (message: { committed: number; rolledBack: number }) => Object.assign(state, message));
   const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+  const ready = new Promise<void>((resolve, reject) => {
+    child.once('message', () => resolve());
+    void exited.then((code) => reject(new Error(`the producer exited (${code}) before it was ready`)));
+  });
   return {
+    ready,
     state,
     exited,
     credit: (credit: number) => child.connected && child.send({ credit }),
@@ -171,7 +172,7 @@ export async function runBroker(
   /** Every process that ever ran (its last counts are part of the totals). */
   const retired: WorkerProcess<RelayCounts | ConsumerCounts>[] = [];
   const crashes: { name: string; pid: number; exit: string }[] = [];
-  let producer: ReturnType<typeof startProducer> | undefined;
+  let producer: Awaited<ReturnType<typeof startProducer>> | undefined;
   let stopping = false;
   const killAll = () => {
     producer?.kill();
@@ -240,7 +241,7 @@ export async function runBroker(
       `${kind}: broker up, ${relays.length} relays (pids ${relays.map((r) => r.pid).join(', ')}), ${consumers.length} consumers (pids ${consumers.map((c) => c.pid).join(', ')})`,
     );
 
-    producer = startProducer(
+    producer = await startProducer(
       {
         db,
         topic: topicOf(broker.connection),
@@ -251,6 +252,7 @@ export async function runBroker(
       },
       outDir,
     );
+    await producer.ready;
     const loadStarted = Date.now();
     let applied = 0;
     const progress = () => applied / settings.events;
@@ -258,13 +260,21 @@ export async function runBroker(
     let watching = true;
     let loggedAt = Date.now();
     let movedAt = Date.now();
-    /** Nothing applied for `stallMs`: the pipeline is stuck (a lost event blocks its key, and soon every key). */
-    const stalled = () => Date.now() - movedAt > settings.stallMs;
+    let produced = 0;
+    let stuck = false;
+    /**
+     * Committed events wait and nothing was applied for `stallMs`: the pipeline is stuck (a lost event blocks its
+     * key, and soon every key). Recorded: the checker counts a stuck run as a violation.
+     */
+    const stalled = () => {
+      if (produced > applied && Date.now() - movedAt > settings.stallMs) stuck = true;
+      return stuck;
+    };
     const watcher = (async () => {
       while (watching) {
-        const now = (await ledger.progress().catch(() => ({ applied }))).applied;
-        if (now !== applied) movedAt = Date.now();
-        applied = now;
+        const now = await ledger.progress().catch(() => ({ applied, produced }));
+        if (now.applied !== applied || now.produced === now.applied) movedAt = Date.now();
+        ({ applied, produced } = now);
         if (Date.now() - loggedAt >= 10_000) {
           loggedAt = Date.now();
           log(`${kind}: ${producer!.state.committed} committed, ${applied} applied`);
@@ -342,6 +352,9 @@ export async function runBroker(
       [...consumers, ...retired].map((w) => w.progress as ConsumerCounts),
     );
     const result = checkMessaging({
+      stuck: stuck
+        ? { committed: rows.produced.length, planned: settings.events, stallMs: settings.stallMs }
+        : undefined,
       produced: rows.produced,
       effects: rows.effects,
       log: brokerLog,

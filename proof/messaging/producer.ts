@@ -106,6 +106,9 @@ async function writer(): Promise<void> {
   }
 }
 
+// Ready once the database answers: the orchestrator starts the clock then.
+await pool.query('SELECT 1');
+process.send?.({ committed, rolledBack });
 const report = setInterval(() => process.send?.({ committed, rolledBack }), 200);
 await Promise.all(Array.from({ length: config.connections }, writer));
 clearInterval(report);

@@ -4,7 +4,7 @@
 // - `arm`: the next time the worker is at the instant a fault should hit (a relay with part of its batch confirmed
 //   by the broker and unmarked, a consumer with an effect written and not committed) it holds there and prints
 //   `caught`, so the orchestrator's SIGKILL lands exactly mid-batch or mid-handler.
-// Closing stdin asks it to stop gracefully.
+// Closing stdin asks it to stop gracefully; before it serves (still starting), it just exits.
 import { createInterface } from 'node:readline';
 
 export function workerConfig<T>(): T {
@@ -12,6 +12,14 @@ export function workerConfig<T>(): T {
 }
 
 export const emit = (event: object) => process.stdout.write(`${JSON.stringify(event)}\n`);
+// The orchestrator is gone (its end of the pipe closed): nothing to report to, nothing to do.
+process.stdout.on('error', () => process.exit(0));
+
+let onLine = (_line: string) => {};
+let onClose: () => void = () => process.exit(0);
+const lines = createInterface({ input: process.stdin });
+lines.on('line', (line) => onLine(line.trim()));
+lines.once('close', () => onClose());
 
 /** Holds forever: the caller is about to be SIGKILLed. */
 export const hold = () => new Promise<never>(() => {});
@@ -24,13 +32,13 @@ export interface Trap {
 /** Answers `status` with `status()`, arms the trap on `arm`, and calls `stop` once stdin ends. */
 export function serve(status: () => object, stop: () => Promise<void>): Trap {
   let armed = false;
-  const lines = createInterface({ input: process.stdin });
-  lines.on('line', (line) => {
-    const command = line.trim();
+  onLine = (command) => {
     if (command === 'status') emit({ type: 'status', ...status() });
     else if (command === 'arm') armed = true;
-  });
-  lines.once('close', () => {
+  };
+  onClose = () => {
+    // A graceful stop that hangs (a broker that never answers) must not leave the process behind.
+    setTimeout(() => process.exit(1), 20_000).unref();
     void stop().then(
       () => process.exit(0),
       (error: unknown) => {
@@ -38,7 +46,7 @@ export function serve(status: () => object, stop: () => Promise<void>): Trap {
         process.exit(1);
       },
     );
-  });
+  };
   return {
     spring(caught) {
       if (!armed) return false;
