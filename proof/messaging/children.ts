@@ -118,6 +118,7 @@ export async function spawnWorker<P>(
     },
   };
   child.stdin!.on('error', () => {});
+  child.on('error', () => {});
   createInterface({ input: child.stdout! }).on('line', (line) => {
     let event: { type?: string; pid?: number } & Record<string, number>;
     try {

@@ -76,16 +76,23 @@ export interface BrokerReport {
   readonly schema: string;
 }
 
-/** What to kill if the orchestrator is interrupted (the `finally` blocks do not run on a signal). */
+/**
+ * What to kill if the orchestrator is interrupted or crashes (the `finally` blocks do not run then): the broker
+ * servers it started would outlive it. Workers exit by themselves once their stdin closes.
+ */
 const running = new Set<() => void>();
 let handling = false;
 
-function cleanUpOnSignal(): void {
+function cleanUpOnExit(): void {
   if (handling) return;
   handling = true;
+  const killAll = () => {
+    for (const kill of running) kill();
+  };
+  process.once('exit', killAll);
   for (const signal of ['SIGINT', 'SIGTERM'] as const)
     process.once(signal, () => {
-      for (const kill of running) kill();
+      killAll();
       process.exit(130);
     });
 }
@@ -137,6 +144,11 @@ async function startProducer(config: object, logDir: string) {
   const log = openSync(join(logDir, `producer-${Date.now()}.log`), 'a');
   const child: ChildProcess = await startProcess('producer.ts', config, ['ignore', 'ignore', log, 'ipc']);
   closeSync(log);
+  // A message sent just as the producer exits fails with EPIPE; the exit is what counts, so that is ignored.
+  child.on('error', () => {});
+  const send = (message: object) => {
+    if (child.connected) child.send(message, () => {});
+  };
   const state = { committed: 0, rolledBack: 0 };
   child.on('message', (message: { committed: number; rolledBack: number }) => Object.assign(state, message));
   const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
@@ -148,8 +160,8 @@ async function startProducer(config: object, logDir: string) {
     ready,
     state,
     exited,
-    credit: (credit: number) => child.connected && child.send({ credit }),
-    stop: () => child.connected && child.send({ stop: true }),
+    credit: (credit: number) => send({ credit }),
+    stop: () => send({ stop: true }),
     kill: () => child.kill('SIGKILL'),
   };
 }
@@ -179,7 +191,7 @@ export async function runBroker(
     for (const worker of [...relays, ...consumers]) worker.child.kill('SIGKILL');
     broker?.kill();
   };
-  cleanUpOnSignal();
+  cleanUpOnExit();
   running.add(killAll);
   try {
     broker = await startBroker(kind, runId);

@@ -12,9 +12,8 @@ import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { Outbox } from '../../src/messaging/outbox/index.js';
 import type { EventPayload, ProducerConfig } from './types.js';
-import { workerConfig } from './worker-io.js';
 
-const config = workerConfig<ProducerConfig>();
+const config = JSON.parse(process.argv[2] ?? '{}') as ProducerConfig;
 const { schema } = config.db;
 const pool = new pg.Pool({
   connectionString: config.db.url,

@@ -4,7 +4,8 @@
 // - `arm`: the next time the worker is at the instant a fault should hit (a relay with part of its batch confirmed
 //   by the broker and unmarked, a consumer with an effect written and not committed) it holds there and prints
 //   `caught`, so the orchestrator's SIGKILL lands exactly mid-batch or mid-handler.
-// Closing stdin asks it to stop gracefully; before it serves (still starting), it just exits.
+// Closing stdin asks it to stop gracefully; before it serves (still starting), it just exits. (For the relay and
+// consumer processes; the producer talks over IPC.)
 import { createInterface } from 'node:readline';
 
 export function workerConfig<T>(): T {
