@@ -14,7 +14,7 @@ import pg from 'pg';
 import { PostgresStore, transactionOf } from '../../src/stores/postgres/index.js';
 import { startConsumer } from './connect.js';
 import type { ConsumerConfig, ConsumerCounts } from './types.js';
-import { emit, hold, serve, type Trap, workerConfig } from './worker-io.js';
+import { cpuMs, emit, hold, serve, type Trap, workerConfig } from './worker-io.js';
 
 const config = workerConfig<ConsumerConfig>();
 const { schema } = config.db;
@@ -47,6 +47,7 @@ const counts: ConsumerCounts = {
   retried: 0,
   waits: 0,
   errors: 0,
+  cpuMs: 0,
 };
 /** Message ids whose effect is written and whose outcome is not settled yet. */
 const applying = new Set<string>();
@@ -95,13 +96,13 @@ const consumer = await startConsumer(
   },
 );
 emit({ type: 'ready', pid: process.pid });
-const reporter = setInterval(() => emit({ type: 'progress', ...counts }), 250);
+const reporter = setInterval(() => emit({ type: 'progress', ...counts, cpuMs: cpuMs() }), 250);
 trap = serve(
   () => ({ applying: applying.size }),
   async () => {
     clearInterval(reporter);
     await consumer.stop();
-    emit({ type: 'progress', ...counts });
+    emit({ type: 'progress', ...counts, cpuMs: cpuMs() });
     await pool.end();
   },
 );

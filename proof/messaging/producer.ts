@@ -107,10 +107,14 @@ async function writer(): Promise<void> {
 
 // Ready once the database answers: the orchestrator starts the clock then.
 await pool.query('SELECT 1');
-process.send?.({ committed, rolledBack });
-const report = setInterval(() => process.send?.({ committed, rolledBack }), 200);
+const cpuMs = () => {
+  const { user, system } = process.cpuUsage();
+  return Math.round((user + system) / 1_000);
+};
+process.send?.({ committed, rolledBack, cpuMs: cpuMs() });
+const report = setInterval(() => process.send?.({ committed, rolledBack, cpuMs: cpuMs() }), 200);
 await Promise.all(Array.from({ length: config.connections }, writer));
 clearInterval(report);
-process.send?.({ committed, rolledBack, done: true });
+process.send?.({ committed, rolledBack, cpuMs: cpuMs(), done: true });
 await pool.end();
 process.disconnect?.();

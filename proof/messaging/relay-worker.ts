@@ -7,7 +7,7 @@ import { OutboxRelay } from '../../src/messaging/outbox/index.js';
 import type { Publisher } from '../../src/messaging/publisher.js';
 import { brokerPublisher } from './connect.js';
 import type { RelayConfig, RelayCounts } from './types.js';
-import { emit, hold, serve, type Trap, workerConfig } from './worker-io.js';
+import { cpuMs, emit, hold, serve, type Trap, workerConfig } from './worker-io.js';
 
 const config = workerConfig<RelayConfig>();
 const pool = new pg.Pool({
@@ -29,6 +29,7 @@ const counts: RelayCounts = {
   deadLettered: 0,
   duplicates: 0,
   errors: 0,
+  cpuMs: 0,
 };
 let trap: Trap = { spring: () => false };
 const counting: Publisher = {
@@ -67,7 +68,7 @@ const relay = new OutboxRelay({
 await relay.start();
 emit({ type: 'ready', pid: process.pid });
 
-const progress = () => ({ ...counts, duplicates: broker.duplicates() });
+const progress = () => ({ ...counts, duplicates: broker.duplicates(), cpuMs: cpuMs() });
 const reporter = setInterval(() => emit({ type: 'progress', ...progress() }), 250);
 trap = serve(
   () => ({ unmarked }),

@@ -117,6 +117,8 @@ export interface ConsumerCounts {
   /** Handler runs that found the key's previous event not yet applied (they fail, the message comes back). */
   waits: number;
   errors: number;
+  /** CPU time of the process so far (user + system). */
+  cpuMs: number;
 }
 
 export interface RelayCounts {
@@ -129,4 +131,6 @@ export interface RelayCounts {
   /** NATS only: publishes the stream answered as duplicates (dropped by `Nats-Msg-Id`). */
   duplicates: number;
   errors: number;
+  /** CPU time of the process so far (user + system). */
+  cpuMs: number;
 }

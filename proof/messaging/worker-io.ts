@@ -22,6 +22,12 @@ const lines = createInterface({ input: process.stdin });
 lines.on('line', (line) => onLine(line.trim()));
 lines.once('close', () => onClose());
 
+/** CPU time of this process so far (user + system), in ms. */
+export function cpuMs(): number {
+  const { user, system } = process.cpuUsage();
+  return Math.round((user + system) / 1_000);
+}
+
 /** Holds forever: the caller is about to be SIGKILLed. */
 export const hold = () => new Promise<never>(() => {});
 
