@@ -72,7 +72,7 @@ if (s.kind === 'redis') {
   );
   const client = sentinelClient(s.sentinelPort, natMap);
   store = new RedisStore({ client, prefix: config.prefix, durable: s.durable });
-  closeStore = async () => client.disconnect();
+  closeStore = async () => client.close();
 } else {
   const pool = new pg.Pool({
     connectionString: s.url,
