@@ -357,6 +357,11 @@ export function check(input: CheckInput): CheckResult {
       `${lostInFailover.length} key(s) that a failover set back (the promoted replica did not have their completed record, or had no record at all): their retries ran the handler again, and for ${lostInFailover.filter((entry) => entry.bodies > 1).length} of them clients saw two different 2xx bodies (a replay served by the old master before the failover, then the new execution's). Examples: ${JSON.stringify(lostInFailover.slice(0, 3))}`,
     );
   }
+  const ended = input.events.filter((event) => event.type === 'client-ended').length;
+  if (ended > 0)
+    notes.push(
+      `ioredis ended an app server's Sentinel connection for good ${ended} time(s) during failovers (status \`end\`: no more retries); the app servers connect again on \`end\` (proof/sentinel.ts), without which the store would have answered 503 until a restart`,
+    );
   if (claimLostOutsideFaults > 0)
     notes.push(
       `${claimLostOutsideFaults} claim(s) were lost outside any fault window (an owner slower than its lease on the loaded machine)`,

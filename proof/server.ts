@@ -71,6 +71,8 @@ if (s.kind === 'redis') {
     Object.entries(s.natMap).map(([announced, port]) => [announced, { host: '127.0.0.1', port }]),
   );
   const client = sentinelClient(s.sentinelPort, natMap);
+  // Counted by the checker: each time ioredis gave the connection up and sentinelClient connected it again.
+  client.on('end', () => events.push(['ioredis', null, 'client-ended', '', Date.now()]));
   store = new RedisStore({ client, prefix: config.prefix, durable: s.durable });
   closeStore = async () => client.close();
 } else {
