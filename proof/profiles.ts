@@ -2,7 +2,7 @@
 // same harness small enough for `npm test` (test/proof/http.test.ts).
 import type { FaultPlan, ProofSettings } from './harness.js';
 import type { MessagingFaultPlan } from './messaging/faults.js';
-import type { MessagingSettings } from './messaging/harness.js';
+import type { MessagingSettings } from './messaging/settings.js';
 import { BROKER_KINDS } from './messaging/types.js';
 import { STORE_KINDS } from './types.js';
 

@@ -3,16 +3,23 @@
 // producer process committing events as the consumers keep up. Faults are injected as the share of the planned
 // events applied downstream reaches each point of the plan. Then the events drain, everything stops gracefully,
 // and the checker gets what committed, what the broker holds and what was applied.
-import { type ChildProcess, spawn } from 'node:child_process';
-import { closeSync, mkdirSync, openSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { services } from '../../test/support/services.js';
 import { type BrokerUnderTest, startBroker } from './brokers.js';
-import { checkMessaging, type MessagingCheckResult } from './check.js';
-import { sleep, spawnWorker, startProcess, type WorkerProcess } from './children.js';
-import { type FaultContext, injectFault, type MessagingFaultPlan } from './faults.js';
+import { checkMessaging } from './check.js';
+import { sleep, spawnWorker, type WorkerProcess } from './children.js';
+import { type FaultContext, injectFault } from './faults.js';
 import { createMessagingLedger } from './ledger.js';
+import { startProducer } from './producer-process.js';
+import {
+  type BrokerReport,
+  CONSUMER_ZERO,
+  type MessagingSettings,
+  percentile,
+  RELAY_ZERO,
+  sum,
+} from './settings.js';
 import type {
   BrokerKind,
   ConsumerConfig,
@@ -24,59 +31,7 @@ import type {
 } from './types.js';
 import { topicOf } from './types.js';
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-
-export interface MessagingSettings {
-  readonly brokers: readonly BrokerKind[];
-  /** Committed events per broker run (rolled-back ones come on top). */
-  readonly events: number;
-  readonly keys: number;
-  readonly relays: number;
-  readonly consumers: number;
-  readonly producerConnections: number;
-  readonly maxPerTransaction: number;
-  readonly rollbackRate: number;
-  /** Committed events the producer may be ahead of the effects applied. */
-  readonly backlog: number;
-  readonly relayLeaseMs: number;
-  readonly publishTimeoutMs: number;
-  readonly batchSize: number;
-  readonly consumerConcurrency: number;
-  readonly inboxLeaseMs: number;
-  readonly maxAttempts: number;
-  readonly workMs: number;
-  readonly faults: readonly MessagingFaultPlan[];
-  /** Least time between one fault's end and the next one's start. */
-  readonly faultGapMs: number;
-  /** After the last event committed and the last fault: how long the rest may take to arrive. */
-  readonly drainTimeoutMs: number;
-  /** Nothing applied for this long: the run is stuck; remaining faults are skipped and the checker decides. */
-  readonly stallMs: number;
-  /** Run the brokers at the same time instead of one after the other. */
-  readonly parallel: boolean;
-}
-
-export interface BrokerReport {
-  readonly kind: BrokerKind;
-  readonly startedAt: number;
-  readonly durationMs: number;
-  readonly loadMs: number;
-  readonly committed: number;
-  readonly rolledBack: number;
-  /** Committed events applied per second over the load. */
-  readonly throughput: number;
-  /** From the producer's write to the effect's commit. */
-  readonly latencyMs: { readonly p50: number; readonly p99: number; readonly max: number };
-  readonly relays: RelayCounts;
-  readonly consumers: ConsumerCounts;
-  readonly processes: { readonly relays: number; readonly consumers: number };
-  /** CPU time of the run's own processes (the broker's and the database's not included). */
-  readonly cpuMs: { readonly producer: number; readonly relays: number; readonly consumers: number };
-  readonly faults: MessagingFault[];
-  readonly leftovers: { readonly unsettled: number; readonly deadLettered: number };
-  readonly result: MessagingCheckResult;
-  readonly schema: string;
-}
+export type { BrokerReport, MessagingSettings } from './settings.js';
 
 /**
  * What to kill if the orchestrator is interrupted or crashes (the `finally` blocks do not run then): the broker
@@ -104,72 +59,6 @@ interface Context {
   readonly outDir: string;
   readonly keep: boolean;
   readonly log: (line: string) => void;
-}
-
-const RELAY_ZERO: RelayCounts = {
-  published: 0,
-  failed: 0,
-  fenced: 0,
-  returned: 0,
-  outages: 0,
-  deadLettered: 0,
-  duplicates: 0,
-  errors: 0,
-  cpuMs: 0,
-};
-const CONSUMER_ZERO: ConsumerCounts = {
-  processed: 0,
-  duplicate: 0,
-  busy: 0,
-  failed: 0,
-  parked: 0,
-  invalid: 0,
-  retried: 0,
-  waits: 0,
-  errors: 0,
-  cpuMs: 0,
-};
-
-function sum<T extends object>(zero: T, parts: ReadonlyArray<T | undefined>): T {
-  const total = { ...zero } as Record<string, number>;
-  for (const part of parts)
-    for (const [name, value] of Object.entries(part ?? {}))
-      if (name in total && typeof value === 'number') total[name]! += value;
-  return total as T;
-}
-
-function percentile(sorted: readonly number[], share: number): number {
-  if (sorted.length === 0) return 0;
-  return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * share))]!;
-}
-
-/** The producer process: commits as it gets credit (IPC), reports `{ committed, rolledBack }`. */
-async function startProducer(config: object, logDir: string) {
-  const log = openSync(join(logDir, `producer-${Date.now()}.log`), 'a');
-  const child: ChildProcess = await startProcess('producer.ts', config, ['ignore', 'ignore', log, 'ipc']);
-  closeSync(log);
-  // A message sent just as the producer exits fails with EPIPE; the exit is what counts, so that is ignored.
-  child.on('error', () => {});
-  const send = (message: object) => {
-    if (child.connected) child.send(message, () => {});
-  };
-  const state = { committed: 0, rolledBack: 0, cpuMs: 0 };
-  child.on('message', (message: { committed: number; rolledBack: number; cpuMs: number }) =>
-    Object.assign(state, message),
-  );
-  const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
-  const ready = new Promise<void>((resolve, reject) => {
-    child.once('message', () => resolve());
-    void exited.then((code) => reject(new Error(`the producer exited (${code}) before it was ready`)));
-  });
-  return {
-    ready,
-    state,
-    exited,
-    credit: (credit: number) => send({ credit }),
-    stop: () => send({ stop: true }),
-    kill: () => child.kill('SIGKILL'),
-  };
 }
 
 export async function runBroker(

@@ -1,5 +1,5 @@
 // The messaging part of the markdown report (proof/report.ts writes the rest, and calls these).
-import type { BrokerReport, MessagingSettings } from './harness.js';
+import type { BrokerReport, MessagingSettings } from './settings.js';
 import type { BrokerKind } from './types.js';
 
 const n = (value: number) => value.toLocaleString('en-US');

@@ -2,9 +2,9 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { BrokerReport } from '../../proof/messaging/harness.js';
 import { runMessaging } from '../../proof/messaging/harness.js';
 import { brokerName, messagingMarkdown } from '../../proof/messaging/report.js';
+import type { BrokerReport } from '../../proof/messaging/settings.js';
 import { MESSAGING_SHORT } from '../../proof/profiles.js';
 import { requireService } from '../support/services.js';
 
