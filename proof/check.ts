@@ -116,6 +116,10 @@ export function check(input: CheckInput): CheckResult {
       ? 'keys whose 2xx bodies differ'
       : 'keys whose 2xx bodies differ, beyond bodies of executions whose complete the store never confirmed',
   );
+  define(
+    'confirmed-complete-lost',
+    'keys a failover set back although a complete on them had been confirmed (Sentinel: `durable`, on every replica)',
+  );
   define('5xx-not-503', 'answers with a 5xx status other than 503 (handler or library failures)');
   define('unexpected-4xx', 'answers 400/422/…: the clients never reuse a key with another body');
   define('effect-without-claim', 'effects recorded with no idempotency context (no token)');
@@ -143,12 +147,27 @@ export function check(input: CheckInput): CheckResult {
     }
     if (event.type === 'completed') slot(completesOf, event.id, () => []).push(event.token!);
   }
+  // Sentinel: Redis replicates asynchronously, so a failover can lose a record the old master held and the
+  // promoted replica never got (docs/stores/redis.md#sentinel-failover-and-what-can-be-lost). The store then
+  // forgets the key: a second fresh claim (attempt 1, not a takeover) of the same id, across a failover. Such keys
+  // are classified and reported (their retries run again), not counted as violations; a key forgotten with no
+  // failover in between is not exempted.
+  const failovers = input.faults.filter((fault) => fault.kind === 'failover');
+  const freshClaims = new Map<string, number[]>();
+  for (const event of input.events)
+    if (event.type === 'acquired' && event.detail === '1')
+      slot(freshClaims, event.id, () => []).push(event.at);
+  const forgotten = new Set<string>();
+  for (const [id, ats] of freshClaims)
+    for (let i = 1; i < ats.length; i++)
+      if (failovers.some((fault) => ats[i - 1]! < fault.endedAt && ats[i]! > fault.startedAt))
+        forgotten.add(id);
   // A completed record is never claimed again (its retention outlives the run, and every store here keeps what it
   // acknowledged), so a grant above a completed token means the store accepted a complete from a stale claim.
   for (const [id, completed] of completesOf) {
     const highest = Math.max(...(grantsOf.get(id) ?? []));
     for (const token of completed)
-      if (highest > token)
+      if (highest > token && !forgotten.has(id))
         fail('stale-complete-accepted', { id, completed: token, granted: grantsOf.get(id) });
   }
   const storeWindows = input.faults
@@ -190,16 +209,23 @@ export function check(input: CheckInput): CheckResult {
     slot(paymentsByKey, row.key, () => []).push(row);
   }
 
-  // What the clients saw, per key: every distinct 2xx body with the token it names.
-  const seen = new Map<string, Map<string, { token: number | null; count: number; final: boolean }>>();
+  // What the clients saw, per key: every distinct 2xx body with the token it names, and when it was first seen.
+  const seen = new Map<
+    string,
+    Map<string, { token: number | null; count: number; final: boolean; firstAt: number }>
+  >();
   for (const result of [...input.clients, input.final]) {
     const final = result === input.final;
     for (const [key, entry] of Object.entries(result.keys)) {
       const bodies = slot(seen, key, () => new Map());
       for (const body of entry.bodies) {
         const known = bodies.get(body.digest);
-        if (known === undefined) bodies.set(body.digest, { token: body.token, count: body.count, final });
-        else known.count += body.count;
+        if (known === undefined)
+          bodies.set(body.digest, { token: body.token, count: body.count, final, firstAt: body.firstAt });
+        else {
+          known.count += body.count;
+          known.firstAt = Math.min(known.firstAt, body.firstAt);
+        }
       }
     }
   }
@@ -208,6 +234,7 @@ export function check(input: CheckInput): CheckResult {
   const notes: string[] = [];
   let keysWithReruns = 0;
   let claimLostOutsideFaults = 0;
+  const lostInFailover: { key: string; bodies: number; effects: unknown[] }[] = [];
   const keys = new Set([...executionsByKey.keys(), ...paymentsByKey.keys(), ...seen.keys()]);
   for (const key of keys) {
     const executions = executionsByKey.get(key) ?? [];
@@ -247,6 +274,41 @@ export function check(input: CheckInput): CheckResult {
         classes[verdict] = (classes[verdict] ?? 0) + 1;
       }
       if (executions.length > 1) keysWithReruns++;
+      // Set back by a failover: the store forgot the key (above), or granted a claim across a failover above a
+      // token clients had already seen in a 2xx (the completion the old master held was lost).
+      const grantAt = (row: ExecutionRow) =>
+        (eventsOf.get(`${row.id}:${row.token}`) ?? []).find(
+          (e) => e.type === 'acquired' || e.type === 'takeover',
+        )?.at ?? row.at;
+      const completionLost = [...bodies.values()].some(
+        (body) =>
+          body.token !== null &&
+          executions.some(
+            (row) =>
+              row.token! > body.token! &&
+              failovers.some((fault) => body.firstAt < fault.endedAt && grantAt(row) > fault.startedAt),
+          ),
+      );
+      if (completionLost || executions.some((row) => row.id !== null && forgotten.has(row.id))) {
+        // What `durable` promises: a complete it confirmed survives the failover, so only the newest execution
+        // of a set-back key may have a confirmed complete.
+        const newest = Math.max(...executions.map((row) => row.token!));
+        if (executions.some((row) => row.token !== newest && classOf.get(row.token!) === 'completed'))
+          fail('confirmed-complete-lost', {
+            key,
+            effects: executions.map((row) => ({ token: row.token, class: classOf.get(row.token!) })),
+          });
+        lostInFailover.push({
+          key,
+          bodies: bodies.size,
+          effects: executions.map((row) => ({
+            token: row.token,
+            class: classOf.get(row.token!),
+            at: row.at,
+          })),
+        });
+        continue;
+      }
       const live = executions.filter((row) => {
         const verdict = classOf.get(row.token!);
         return verdict === 'completed' || verdict === 'released' || verdict === 'unsettled';
@@ -288,6 +350,18 @@ export function check(input: CheckInput): CheckResult {
   for (const key of keys)
     if (!finalKeys.has(key) && (executionsByKey.has(key) || paymentsByKey.has(key)))
       fail('final-replay-missing', { key });
+  if (lostInFailover.length > 0) {
+    classes['keys set back by a failover'] = lostInFailover.length;
+    classes['of which two 2xx bodies'] = lostInFailover.filter((entry) => entry.bodies > 1).length;
+    notes.push(
+      `${lostInFailover.length} key(s) that a failover set back (the promoted replica did not have their completed record, or had no record at all): their retries ran the handler again, and for ${lostInFailover.filter((entry) => entry.bodies > 1).length} of them clients saw two different 2xx bodies (a replay served by the old master before the failover, then the new execution's). Examples: ${JSON.stringify(lostInFailover.slice(0, 3))}`,
+    );
+  }
+  const ended = input.events.filter((event) => event.type === 'client-ended').length;
+  if (ended > 0)
+    notes.push(
+      `ioredis ended an app server's Sentinel connection for good ${ended} time(s) during failovers (status \`end\`: no more retries); the app servers connect again on \`end\` (proof/sentinel.ts), without which the store would have answered 503 until a restart`,
+    );
   if (claimLostOutsideFaults > 0)
     notes.push(
       `${claimLostOutsideFaults} claim(s) were lost outside any fault window (an owner slower than its lease on the loaded machine)`,

@@ -12,6 +12,7 @@ import { freePort } from '../test/redis/support/redis-server.js';
 import { services } from '../test/support/services.js';
 import { type CheckResult, check, type ProcessRecord } from './check.js';
 import { createLedger } from './ledger.js';
+import { type BrokerReport, type MessagingSettings, runMessaging } from './messaging/harness.js';
 import { type StoreUnderTest, startStore } from './stores.js';
 import {
   ADAPTERS,
@@ -73,6 +74,8 @@ export interface ProofSettings {
   readonly keep: boolean;
   /** Run the stores at the same time (the short profile, to fit in a test's minute) instead of one by one. */
   readonly parallel: boolean;
+  /** The messaging phase (proof/messaging/), after the HTTP stores; none when undefined. */
+  readonly messaging: MessagingSettings | undefined;
   readonly log: (line: string) => void;
 }
 
@@ -502,8 +505,10 @@ export async function runStore(
           const detail = await store!.restart(duration);
           return {
             ...base,
-            name: postgresStore ? 'terminate store connections' : 'store SIGKILL + restart',
-            kind: postgresStore ? 'backend-terminate' : 'store-restart',
+            name:
+              store!.restartLabel?.name ??
+              (postgresStore ? 'terminate store connections' : 'store SIGKILL + restart'),
+            kind: store!.restartLabel?.kind ?? (postgresStore ? 'backend-terminate' : 'store-restart'),
             detail,
             endedAt: Date.now(),
             storeFault: true,
@@ -672,6 +677,7 @@ export interface ProofReport {
   };
   readonly settings: Omit<ProofSettings, 'log' | 'outDir'>;
   readonly stores: StoreReport[];
+  readonly messaging: BrokerReport[];
   readonly violations: number;
 }
 
@@ -684,6 +690,15 @@ export async function runProof(settings: ProofSettings): Promise<ProofReport> {
   if (settings.parallel)
     stores.push(...(await Promise.all(settings.stores.map((kind) => runStore(kind, settings, runId)))));
   else for (const kind of settings.stores) stores.push(await runStore(kind, settings, runId));
+  const messaging =
+    settings.messaging === undefined || settings.messaging.brokers.length === 0
+      ? []
+      : await runMessaging(settings.messaging, {
+          runId,
+          outDir: settings.outDir,
+          keep: settings.keep,
+          log: settings.log,
+        });
   const { log: _log, outDir: _outDir, ...rest } = settings;
   return {
     profile: settings.profile,
@@ -699,6 +714,9 @@ export async function runProof(settings: ProofSettings): Promise<ProofReport> {
     },
     settings: rest,
     stores,
-    violations: stores.reduce((sum, s) => sum + s.result.violations, 0),
+    messaging,
+    violations:
+      stores.reduce((sum, s) => sum + s.result.violations, 0) +
+      messaging.reduce((sum, b) => sum + b.result.violations, 0),
   };
 }

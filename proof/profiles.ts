@@ -1,6 +1,9 @@
 // The sizes of a proof run. `full` is what `npm run proof` runs and docs/guarantees.md reports; `short` is the
 // same harness small enough for `npm test` (test/proof/http.test.ts).
 import type { FaultPlan, ProofSettings } from './harness.js';
+import type { MessagingFaultPlan } from './messaging/faults.js';
+import type { MessagingSettings } from './messaging/settings.js';
+import { BROKER_KINDS } from './messaging/types.js';
 import { STORE_KINDS } from './types.js';
 
 export type Profile = Omit<ProofSettings, 'profile' | 'outDir' | 'keep' | 'log'>;
@@ -25,6 +28,47 @@ const FULL_FAULTS: FaultPlan[] = [
   { at: 0.88, kind: 'server-stall', durationMs: 2_000 },
 ];
 
+/**
+ * Messaging, per broker: each process fault twice (relay SIGKILLed mid-batch, consumer SIGKILLed mid-handler),
+ * the broker's own failure, and a partition between the broker and everyone.
+ */
+const MESSAGING_FAULTS: MessagingFaultPlan[] = [
+  { at: 0.08, kind: 'relay-kill', durationMs: 1_000 },
+  { at: 0.18, kind: 'consumer-kill', durationMs: 1_000 },
+  { at: 0.3, kind: 'broker-fail', durationMs: 1_500 },
+  { at: 0.45, kind: 'relay-kill', durationMs: 1_000 },
+  { at: 0.57, kind: 'consumer-kill', durationMs: 1_000 },
+  { at: 0.7, kind: 'partition', durationMs: 3_000 },
+  { at: 0.82, kind: 'broker-fail', durationMs: 1_500 },
+];
+
+const FULL_MESSAGING: MessagingSettings = {
+  brokers: BROKER_KINDS,
+  // 102,000 committed events in all. 100,000 per broker would take about 15 minutes on the 2 cores (every event is
+  // four database transactions: the producer's, the relay's claim and delete, the inbox's), beyond the 20 the
+  // whole proof may take.
+  events: 34_000,
+  keys: 2_000,
+  relays: 3,
+  consumers: 3,
+  producerConnections: 4,
+  maxPerTransaction: 4,
+  rollbackRate: 0.1,
+  backlog: 3_000,
+  relayLeaseMs: 4_000,
+  publishTimeoutMs: 2_000,
+  batchSize: 500,
+  consumerConcurrency: 12,
+  inboxLeaseMs: 5_000,
+  maxAttempts: 1_000,
+  workMs: 5,
+  faults: MESSAGING_FAULTS,
+  faultGapMs: 3_000,
+  drainTimeoutMs: 60_000,
+  stallMs: 30_000,
+  parallel: false,
+};
+
 export const PROFILES: Record<'full' | 'short', Profile> = {
   full: {
     stores: STORE_KINDS,
@@ -43,6 +87,7 @@ export const PROFILES: Record<'full' | 'short', Profile> = {
     parallel: false,
     faults: FULL_FAULTS,
     faultGapMs: 8_000,
+    messaging: FULL_MESSAGING,
   },
   short: {
     stores: ['redis', 'postgres-tx'],
@@ -67,5 +112,30 @@ export const PROFILES: Record<'full' | 'short', Profile> = {
       { at: 0.5, kind: 'latency', durationMs: 1_000, latencyMs: 600 },
     ],
     faultGapMs: 1_500,
+    messaging: undefined,
   },
+};
+
+/** The messaging phase small enough for `npm test` (test/proof/messaging.test.ts): every fault once per broker. */
+export const MESSAGING_SHORT: MessagingSettings = {
+  ...FULL_MESSAGING,
+  events: 1_000,
+  keys: 100,
+  relays: 2,
+  consumers: 2,
+  producerConnections: 2,
+  backlog: 400,
+  relayLeaseMs: 2_000,
+  publishTimeoutMs: 1_000,
+  consumerConcurrency: 6,
+  faults: [
+    { at: 0.1, kind: 'relay-kill', durationMs: 300 },
+    { at: 0.25, kind: 'consumer-kill', durationMs: 300 },
+    { at: 0.4, kind: 'broker-fail', durationMs: 500 },
+    { at: 0.6, kind: 'partition', durationMs: 1_000 },
+  ],
+  faultGapMs: 500,
+  drainTimeoutMs: 20_000,
+  stallMs: 10_000,
+  parallel: true,
 };

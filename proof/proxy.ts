@@ -15,6 +15,8 @@ export interface FaultProxy {
   heal(): void;
   /** Delay every chunk by `ms` in each direction (0: none). Order is kept. */
   setLatency(ms: number): void;
+  /** Closes every open connection at once (both sides see a reset), as a broker restart or a failing link does. */
+  reset(): void;
   /** Connections open right now. */
   readonly connections: number;
   close(): Promise<void>;
@@ -96,6 +98,9 @@ export async function startFaultProxy(targetPort: number, listenPort = 0): Promi
     },
     setLatency: (ms) => {
       latencyMs = ms;
+    },
+    reset: () => {
+      for (const socket of sockets) socket.resetAndDestroy();
     },
     get connections() {
       return sockets.size / 2;

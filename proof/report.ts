@@ -1,5 +1,6 @@
 // The markdown summary of a proof run (the JSON report has everything; this is what a person reads).
 import type { FaultPlan, ProofReport, StoreReport } from './harness.js';
+import { brokerName, messagingGuarantees, messagingMarkdown } from './messaging/report.js';
 
 const n = (value: number) => value.toLocaleString('en-US');
 const s = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
@@ -7,6 +8,7 @@ const s = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
 const STORE_NAMES: Record<StoreReport['kind'], string> = {
   redis: 'Redis standalone',
   cluster: 'Redis Cluster (3 masters)',
+  sentinel: 'Redis Sentinel (master + replica, `durable`)',
   postgres: 'PostgreSQL, plain store',
   'postgres-tx': 'PostgreSQL, transactional mode',
 };
@@ -24,16 +26,19 @@ export function markdown(report: ProofReport): string {
     `${report.startedAt}, ${s(report.durationMs)} in all, on ${machine.cpus} × ${machine.cpuModel}, ${machine.memoryGiB} GiB, Node ${machine.node} (load average at start ${machine.loadAverage.join(' / ')}).`,
   );
   lines.push('');
-  lines.push(
-    `Per store: ${n(settings.requests)} requests over ${n(settings.keys)} keys from ${settings.clients} client processes × ${settings.concurrency} operations in flight, against 4 app server processes (Express, Fastify, Hono, node:http) sharing the store; lease ${n(settings.leaseMs)} ms, waitMs ${n(settings.waitMs)} ms on /pay-wait, store timeout ${n(settings.storeTimeoutMs)} ms, client timeout ${n(settings.timeoutMs)} ms, ${(settings.lostProbability * 100).toFixed(1)}% of requests dropped by the client before the answer.`,
-  );
+  if (report.stores.length > 0)
+    lines.push(
+      `Per store: ${n(settings.requests)} requests over ${n(settings.keys)} keys from ${settings.clients} client processes × ${settings.concurrency} operations in flight, against 4 app server processes (Express, Fastify, Hono, node:http) sharing the store; lease ${n(settings.leaseMs)} ms, waitMs ${n(settings.waitMs)} ms on /pay-wait, store timeout ${n(settings.storeTimeoutMs)} ms, client timeout ${n(settings.timeoutMs)} ms, ${(settings.lostProbability * 100).toFixed(1)}% of requests dropped by the client before the answer.`,
+    );
   lines.push('');
   lines.push(`**Violations: ${report.violations}.**`);
-  lines.push('');
-  lines.push(
-    '| store | requests (+ late retries) | keys | req/s | p50 | p99 | faults | effects | violations | time |',
-  );
-  lines.push('| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: |');
+  if (report.stores.length > 0) {
+    lines.push('');
+    lines.push(
+      '| store | requests (+ late retries) | keys | req/s | p50 | p99 | faults | effects | violations | time |',
+    );
+    lines.push('| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: |');
+  }
   for (const store of report.stores) {
     const effects = Object.entries(store.result.effects)
       .map(([name, count]) => `${name} ${n(count)}`)
@@ -80,6 +85,8 @@ export function markdown(report: ProofReport): string {
       lines.push('```');
     }
   }
+  if (settings.messaging !== undefined)
+    lines.push(...messagingMarkdown(report.messaging, settings.messaging));
   lines.push('');
   return lines.join('\n');
 }
@@ -97,7 +104,7 @@ function planLabel(planned: FaultPlan, leaseMs: number): string {
         ? 'SIGSTOP an owner past its lease, SIGCONT once a takeover holds its key'
         : `SIGSTOP an owner for lease + ${duration} ms (${n(leaseMs + (planned.durationMs ?? 0))} ms), then SIGCONT`;
     case 'store-restart':
-      return `store restart: Redis SIGKILL, down ${duration} ms / PostgreSQL \`pg_terminate_backend\``;
+      return `store restart: Redis SIGKILL, down ${duration} ms / Sentinel failover / PostgreSQL \`pg_terminate_backend\``;
     case 'script-flush':
       return '`SCRIPT FLUSH` (Redis)';
     case 'partition':
@@ -124,7 +131,11 @@ export function guaranteesSection(report: ProofReport): string {
     const reruns =
       store.kind === 'postgres-tx'
         ? `${n(effects['rolled-back attempts'] ?? 0)} attempts rolled back`
-        : `killed ${n(effects['owner-killed'] ?? 0)}, lost ${n(effects['claim-lost'] ?? 0)}, unconfirmed ${n(effects['complete-unconfirmed'] ?? 0)}`;
+        : `killed ${n(effects['owner-killed'] ?? 0)}, lost ${n(effects['claim-lost'] ?? 0)}, unconfirmed ${n(effects['complete-unconfirmed'] ?? 0)}${
+            effects['keys set back by a failover'] === undefined
+              ? ''
+              : `; keys a failover set back ${n(effects['keys set back by a failover'])} (two 2xx bodies: ${n(effects['of which two 2xx bodies'] ?? 0)})`
+          }`;
     lines.push(
       `| ${storeName(store.kind)} | ${n(store.requests)} (+${n(store.finalRequests)}) | ${n(store.result.keysUsed)} | ${store.faults.length} | ${n(store.throughput)} | ${store.latencyMs.p50} ms | ${n(store.latencyMs.p99)} ms | ${reruns} | **${store.result.violations}** |`,
     );
@@ -145,16 +156,25 @@ export function guaranteesSection(report: ProofReport): string {
       `| ${(planned.at * 100).toFixed(0)}%: ${planLabel(planned, report.settings.leaseMs)} | ${cells.join(' | ')} |`,
     );
   });
+  if (settings.messaging !== undefined)
+    lines.push(...messagingGuarantees(report.messaging, settings.messaging));
   lines.push('');
-  const failing = report.stores.flatMap((store) =>
-    store.result.checks.filter((check) => check.count > 0).map((check) => ({ store, check })),
-  );
+  const failing = [
+    ...report.stores.flatMap((store) =>
+      store.result.checks.filter((c) => c.count > 0).map((check) => ({ name: storeName(store.kind), check })),
+    ),
+    ...report.messaging.flatMap((broker) =>
+      broker.result.checks
+        .filter((c) => c.count > 0)
+        .map((check) => ({ name: brokerName(broker.kind), check })),
+    ),
+  ];
   if (failing.length === 0) lines.push('**No violation.**');
   else {
     lines.push(`**Violations: ${report.violations}.**`);
     lines.push('');
-    for (const { store, check } of failing)
-      lines.push(`- ${storeName(store.kind)}: \`${check.name}\` × ${check.count} — ${check.description}`);
+    for (const { name, check } of failing)
+      lines.push(`- ${name}: \`${check.name}\` × ${check.count} — ${check.description}`);
   }
   return lines.join('\n');
 }

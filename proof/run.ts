@@ -6,12 +6,17 @@
 //   npm run proof -- --profile short            the small run that `npm test` also runs (test/proof/)
 //   npm run proof -- --stores redis,postgres-tx --requests 20000 --keys 500 --keep
 //   npm run proof -- --faults server-stall,partition      only these faults of the plan (--no-faults: none)
+//   npm run proof -- --fuzz 20000              requests of the fuzz phase (proof/fuzz.ts; full 100,000, else 2,000; 0 skips)
+//   npm run proof -- --stores none --brokers nats --events 20000     the messaging phase alone, on one broker
+//   npm run proof -- --brokers none                                     the HTTP phase alone
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { fuzzPhase } from './fuzz.js';
 import { type ProofSettings, runProof } from './harness.js';
-import { PROFILES } from './profiles.js';
+import { BROKER_KINDS, type BrokerKind } from './messaging/types.js';
+import { MESSAGING_SHORT, PROFILES } from './profiles.js';
 import { guaranteesSection, markdown } from './report.js';
 import { STORE_KINDS, type StoreKind } from './types.js';
 
@@ -28,6 +33,10 @@ const { values } = parseArgs({
     faults: { type: 'string' },
     concurrency: { type: 'string' },
     'handler-ms': { type: 'string' },
+    fuzz: { type: 'string' },
+    brokers: { type: 'string' },
+    events: { type: 'string' },
+    'message-faults': { type: 'string' },
   },
 });
 const profile = PROFILES[values.profile as keyof typeof PROFILES];
@@ -35,9 +44,15 @@ if (profile === undefined) {
   process.stderr.write(`unknown profile ${values.profile}: ${Object.keys(PROFILES).join(', ')}\n`);
   process.exit(2);
 }
-const stores = (values.stores?.split(',') ?? profile.stores) as StoreKind[];
+const list = (value: string | undefined) => (value === 'none' ? [] : value?.split(','));
+const stores = (list(values.stores) ?? profile.stores) as StoreKind[];
 for (const store of stores)
   if (!STORE_KINDS.includes(store)) throw new Error(`unknown store ${store}: ${STORE_KINDS.join(', ')}`);
+// The short profile's messaging phase is the one `npm test` runs on its own (test/proof/messaging.test.ts).
+const messaging = profile.messaging ?? (values.brokers === undefined ? undefined : MESSAGING_SHORT);
+const brokers = (list(values.brokers) ?? messaging?.brokers ?? []) as BrokerKind[];
+for (const broker of brokers)
+  if (!BROKER_KINDS.includes(broker)) throw new Error(`unknown broker ${broker}: ${BROKER_KINDS.join(', ')}`);
 const custom =
   values.stores !== undefined ||
   values.requests !== undefined ||
@@ -45,7 +60,10 @@ const custom =
   values.concurrency !== undefined ||
   values['handler-ms'] !== undefined ||
   values['no-faults'] ||
-  values.faults !== undefined;
+  values.faults !== undefined ||
+  values.brokers !== undefined ||
+  values.events !== undefined ||
+  values['message-faults'] !== undefined;
 const outDir =
   values.out ??
   (values.profile === 'full' && !custom ? join(ROOT, 'proof/results') : join(ROOT, '.tmp/proof'));
@@ -63,6 +81,21 @@ const settings: ProofSettings = {
     : profile.faults.filter(
         (fault) => values.faults === undefined || values.faults.split(',').includes(fault.kind),
       ),
+  messaging:
+    messaging === undefined
+      ? undefined
+      : {
+          ...messaging,
+          brokers,
+          events: values.events === undefined ? messaging.events : Number(values.events),
+          faults: values['no-faults']
+            ? []
+            : messaging.faults.filter(
+                (fault) =>
+                  values['message-faults'] === undefined ||
+                  values['message-faults'].split(',').includes(fault.kind),
+              ),
+        },
   outDir: join(ROOT, '.tmp/proof/runs'),
   keep: values.keep,
   log: (line) => process.stdout.write(`[proof ${new Date().toISOString().slice(11, 19)}] ${line}\n`),
@@ -87,4 +120,6 @@ if (name === 'full') {
       `${text.slice(0, from + start.length)}\n${guaranteesSection(report)}\n${text.slice(to)}`,
     );
 }
-process.exit(report.violations === 0 ? 0 : 1);
+const fuzzRequests = Number(values.fuzz ?? (values.profile === 'full' ? 100_000 : 2_000));
+const findings = await fuzzPhase(fuzzRequests, outDir, `${name}-fuzz`, settings.log);
+process.exit(report.violations === 0 && findings === 0 ? 0 : 1);

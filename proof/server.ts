@@ -24,6 +24,7 @@ import { idempotency as honoIdempotency } from '../src/http/hono.js';
 import { idempotency as nodeIdempotency } from '../src/http/node.js';
 import { PostgresStore, transactionOf } from '../src/stores/postgres/index.js';
 import { RedisStore } from '../src/stores/redis/index.js';
+import { sentinelClient } from './sentinel.js';
 import type { Route, ServerConfig } from './types.js';
 
 const config = JSON.parse(process.argv[2] ?? '{}') as ServerConfig;
@@ -64,6 +65,16 @@ if (s.kind === 'redis') {
   client.on('error', () => {});
   store = new RedisStore({ client, prefix: config.prefix });
   closeStore = async () => client.disconnect();
+} else if (s.kind === 'sentinel') {
+  // As docs/stores/redis.md recommends behind Sentinel; the data nodes through the proxies (natMap).
+  const natMap = Object.fromEntries(
+    Object.entries(s.natMap).map(([announced, port]) => [announced, { host: '127.0.0.1', port }]),
+  );
+  const client = sentinelClient(s.sentinelPort, natMap);
+  // Counted by the checker: each time ioredis gave the connection up and sentinelClient connected it again.
+  client.on('end', () => events.push(['ioredis', null, 'client-ended', '', Date.now()]));
+  store = new RedisStore({ client, prefix: config.prefix, durable: s.durable });
+  closeStore = async () => client.close();
 } else {
   const pool = new pg.Pool({
     connectionString: s.url,

@@ -16,6 +16,7 @@ import { Cluster, Redis } from 'ioredis';
 import pg from 'pg';
 import { type RedisProcess, startRedis, stopAll } from '../test/redis/support/redis-server.js';
 import { type FaultProxy, startFaultProxy } from './proxy.js';
+import { startSentinelStore } from './sentinel.js';
 import type { StoreConnection, StoreKind } from './types.js';
 
 const run = promisify(execFile);
@@ -29,6 +30,8 @@ export interface StoreUnderTest {
   restart(downMs: number): Promise<string>;
   /** The record of a storage id as the store has it now (read directly, not through the proxies). */
   peek(id: string): Promise<{ state: 'inProgress' | 'completed' | 'released'; token: number } | undefined>;
+  /** How the restart fault is named in the report, when it is not a restart (Sentinel: a failover). */
+  readonly restartLabel?: { readonly name: string; readonly kind: 'failover' };
   /** Redis only: `SCRIPT FLUSH` on every node. */
   scriptFlush?(): Promise<string>;
   close(): Promise<void>;
@@ -41,6 +44,7 @@ export async function startStore(
 ): Promise<StoreUnderTest> {
   if (kind === 'redis') return startStandalone(prefix);
   if (kind === 'cluster') return startCluster(prefix);
+  if (kind === 'sentinel') return startSentinelStore(prefix);
   return startPostgres(kind, postgres);
 }
 

@@ -4,7 +4,7 @@
 export const ADAPTERS = ['express', 'fastify', 'hono', 'node'] as const;
 export type Adapter = (typeof ADAPTERS)[number];
 
-export const STORE_KINDS = ['redis', 'cluster', 'postgres', 'postgres-tx'] as const;
+export const STORE_KINDS = ['redis', 'cluster', 'sentinel', 'postgres', 'postgres-tx'] as const;
 export type StoreKind = (typeof STORE_KINDS)[number];
 
 /** Two routes per server: duplicates get 409 + Retry-After on one, wait for the first answer on the other. */
@@ -20,6 +20,15 @@ export type StoreConnection =
       readonly nodes: readonly number[];
       /** `host:port` the cluster announces → the proxy port in front of it (ioredis `natMap`). */
       readonly natMap: Readonly<Record<string, number>>;
+    }
+  | {
+      readonly kind: 'sentinel';
+      /** Sentinel itself, reached directly. */
+      readonly sentinelPort: number;
+      readonly name: string;
+      /** `host:port` Sentinel announces → the proxy port in front of it (ioredis `natMap`). */
+      readonly natMap: Readonly<Record<string, number>>;
+      readonly durable: { readonly replicas: number; readonly timeoutMs: number };
     }
   | {
       readonly kind: 'postgres' | 'postgres-tx';
@@ -139,6 +148,7 @@ export interface FaultRecord {
     | 'store-restart'
     | 'script-flush'
     | 'backend-terminate'
+    | 'failover'
     | 'partition'
     | 'latency';
   readonly detail: string;

@@ -283,7 +283,8 @@ function copyOutcome(outcome: StoredOutcome): StoredOutcome {
   return {
     ...outcome,
     headers: outcome.headers.map(([n, v]) => [n, v] as const),
-    body: outcome.body.slice(),
+    // A copy, not a view: Buffer#slice shares memory, so the caller reusing its buffer would rewrite a replay.
+    body: Uint8Array.prototype.slice.call(outcome.body),
   };
 }
 

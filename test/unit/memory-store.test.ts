@@ -122,9 +122,87 @@ describe('MemoryStore bounds', () => {
     expect(store.size).toBe(1);
   });
 
-  it('rejects bad options', () => {
+  it('rejects bad options, naming them', () => {
     expect(() => new MemoryStore({ maxEntries: 0 })).toThrow(InvalidOptionsError);
+    expect(() => new MemoryStore({ maxEntries: 0 })).toThrow(/maxEntries/);
+    expect(() => new MemoryStore({ sweepIntervalMs: -1 })).toThrow(/sweepIntervalMs/);
     expect(() => new MemoryStore({ clock: 5 as never })).toThrow(/clock must be a function/);
-    expect(() => new MemoryStore({ maxEntrys: 5 } as never)).toThrow(/unknown option/);
+    expect(() => new MemoryStore({ maxEntrys: 5 } as never)).toThrow(
+      /MemoryStore: unknown option "maxEntrys"/,
+    );
+  });
+
+  it('sweeps on its own every sweepIntervalMs, never with 0, and no more once closed', async () => {
+    const records = async (store: MemoryStore) => {
+      await completeKey(store, 'a');
+      await store.begin({ key: 'b', fingerprint: 'f', leaseMs: 10, retentionMs: 10 });
+    };
+    const swept = new MemoryStore({ sweepIntervalMs: 20 });
+    const lazy = new MemoryStore({ sweepIntervalMs: 0 });
+    const closed = new MemoryStore({ sweepIntervalMs: 20 });
+    for (const store of [swept, lazy, closed]) await records(store);
+    await closed.close();
+    await new Promise((resolve) => setTimeout(resolve, 80));
+    expect(swept.size).toBe(1);
+    expect(lazy.size).toBe(2);
+    expect(closed.size).toBe(2);
+    await swept.close();
+  });
+});
+
+describe('MemoryStore records', () => {
+  it("are copies both ways: neither the caller's buffers nor what get returns can change a stored outcome", async () => {
+    const store = new MemoryStore();
+    const body = Buffer.from('original');
+    const r = await store.begin({ key: 'k', fingerprint: 'f', ...lease });
+    if (r.kind !== 'acquired') throw new Error(r.kind);
+    await store.complete({ key: 'k', token: r.token, outcome: { ...outcome, body }, retentionMs: 60_000 });
+    body.write('mutated!');
+    const read = await store.get('k');
+    expect(Buffer.from(read!.outcome!.body).toString()).toBe('original');
+    read!.outcome!.body.fill(0);
+    const replay = await store.begin({ key: 'k', fingerprint: 'f', ...lease });
+    expect(replay.kind === 'replay' && Buffer.from(replay.outcome.body).toString()).toBe('original');
+    expect((await store.get('missing'))?.outcome).toBeUndefined();
+    await store.begin({ key: 'p', fingerprint: 'f', ...lease });
+    expect(await store.get('p')).toMatchObject({ state: 'inProgress', outcome: undefined });
+  });
+
+  it('keep their creation time across a release and a new claim', async () => {
+    const clock = new FakeClock();
+    const store = new MemoryStore({ clock: clock.now });
+    const created = clock.now();
+    const r = await store.begin({ key: 'k', fingerprint: 'f', ...lease });
+    if (r.kind !== 'acquired') throw new Error(r.kind);
+    clock.advance(500);
+    await store.release({ key: 'k', token: r.token });
+    await store.begin({ key: 'k', fingerprint: 'f', ...lease });
+    expect((await store.get('k'))?.createdAt).toBe(created);
+  });
+
+  it('never evict the record just settled, even when it is the only one over the cap', async () => {
+    const store = new MemoryStore({ maxEntries: 1 });
+    await completeKey(store, 'a');
+    await completeKey(store, 'b');
+    await completeKey(store, 'c');
+    expect(store.size).toBe(1);
+    expect((await store.begin({ key: 'c', fingerprint: 'f', ...lease })).kind).toBe('replay');
+    expect(await store.get('a')).toBeUndefined();
+  });
+
+  it('waitFor resolves false at once on abort, true when the key settles, and for a key nobody holds', async () => {
+    const store = new MemoryStore();
+    expect(await store.waitFor('free', { timeoutMs: 10_000 })).toBe(true);
+    const r = await store.begin({ key: 'k', fingerprint: 'f', ...lease });
+    if (r.kind !== 'acquired') throw new Error(r.kind);
+    const controller = new AbortController();
+    const aborted = store.waitFor('k', { timeoutMs: 10_000, signal: controller.signal });
+    const settled = store.waitFor('k', { timeoutMs: 10_000 });
+    const started = Date.now();
+    controller.abort();
+    expect(await aborted).toBe(false);
+    expect(Date.now() - started).toBeLessThan(5_000);
+    await store.release({ key: 'k', token: r.token });
+    expect(await settled).toBe(true);
   });
 });

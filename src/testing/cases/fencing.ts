@@ -67,6 +67,51 @@ export function fencingCases(options: ConformanceOptions): void {
   );
 
   it(
+    'a takeover while tokens run ahead of the clock still raises the token: the old owner is fenced',
+    withStore(options, async ({ store, key, clock }) => {
+      const k = key();
+      const short = { leaseMs: 1, retentionMs: RETENTION_MS };
+      const first = await store.begin({ key: k, fingerprint: 'f', ...short });
+      assert.ok(first.kind === 'acquired');
+      assert.deepEqual(await store.release({ key: k, token: first.token }), ok);
+      // Two claims in one millisecond: the second token is one above the clock, and its lease ends a ms later.
+      const second = await store.begin({ key: k, fingerprint: 'f', ...short });
+      assert.ok(second.kind === 'acquired' && second.token > first.token);
+      clock.advance(1);
+
+      const third = await store.begin({ key: k, fingerprint: 'f', ...begin });
+      assert.ok(third.kind === 'acquired' && third.takeover, `expected a takeover, got ${third.kind}`);
+      assert.ok(third.token > second.token, `token ${third.token} must be above ${second.token}`);
+      await assertFenced(store, k, second.token);
+      await assertOwner(store, k, third.token, 'f');
+    }),
+  );
+
+  it(
+    'purgeExpired (where the store has it) keeps the tombstone of a delete until the clock passes its token',
+    withStore(options, async ({ store, key, clock }) => {
+      if (store.purgeExpired === undefined) return;
+      const k = key();
+      const first = await store.begin({ key: k, fingerprint: 'f1', ...begin });
+      assert.ok(first.kind === 'acquired');
+      assert.equal(await store.delete(k), true);
+      assert.equal(typeof (await store.purgeExpired()), 'number');
+
+      const second = await store.begin({ key: k, fingerprint: 'f2', ...begin });
+      assert.ok(second.kind === 'acquired', `expected acquired, got ${second.kind}`);
+      assert.ok(second.token > first.token, `token ${second.token} must be above ${first.token}`);
+      await assertFenced(store, k, first.token);
+
+      // Past its retention and its token, a record is purged: the key is new, its token still above.
+      clock.advance(RETENTION_MS);
+      assert.ok((await store.purgeExpired()) >= 1, 'the expired record is purged');
+      assert.equal(await store.get(k), undefined);
+      const third = await store.begin({ key: k, fingerprint: 'f3', ...begin });
+      assert.ok(third.kind === 'acquired' && third.token > second.token && third.attempt === 1);
+    }),
+  );
+
+  it(
     'an owner whose in-progress record outlived its retention is fenced, though nobody claimed the key since',
     withStore(options, async ({ store, key, clock }) => {
       const k = key();
