@@ -119,8 +119,8 @@ export const PROFILES: Record<'full' | 'short', Profile> = {
 /** The messaging phase small enough for `npm test` (test/proof/messaging.test.ts): every fault once per broker. */
 export const MESSAGING_SHORT: MessagingSettings = {
   ...FULL_MESSAGING,
-  events: 1_000,
-  keys: 100,
+  events: 500,
+  keys: 50,
   relays: 2,
   consumers: 2,
   producerConnections: 2,

@@ -14,12 +14,12 @@ import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { RedisStore } from '../src/stores/redis/index.js';
 import { freePort, type RedisProcess, startRedis, stopAll } from '../test/redis/support/redis-server.js';
+import { redisPeek } from './peek-redis.js';
 import { type FaultProxy, startFaultProxy } from './proxy.js';
 import type { StoreUnderTest } from './stores.js';
 
 export const SENTINEL_MASTER = 'oncely-proof';
 const PERSISTENT = ['--appendonly', 'yes', '--appendfsync', 'always', '--repl-diskless-sync-delay', '0'];
-const STATES = { p: 'inProgress', c: 'completed', r: 'released' } as const;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
@@ -210,11 +210,7 @@ export async function startSentinelStore(prefix: string): Promise<StoreUnderTest
         return `${detail}; the old master restarted ${downFor} ms after the kill, from its AOF`;
       })();
     },
-    async peek(id) {
-      const [state, token] = await admin.hmget(`${prefix}:{${id}}`, 's', 't');
-      if (state === null || token === null) return undefined;
-      return { state: STATES[state as keyof typeof STATES], token: Number(token) };
-    },
+    peek: redisPeek(admin, prefix),
     async scriptFlush() {
       for (const node of nodes) {
         const client = new Redis({ port: node.port, host: '127.0.0.1' });

@@ -15,6 +15,7 @@ import { promisify } from 'node:util';
 import { Cluster, Redis } from 'ioredis';
 import pg from 'pg';
 import { type RedisProcess, startRedis, stopAll } from '../test/redis/support/redis-server.js';
+import { redisPeek } from './peek-redis.js';
 import { type FaultProxy, startFaultProxy } from './proxy.js';
 import { startSentinelStore } from './sentinel.js';
 import type { StoreConnection, StoreKind } from './types.js';
@@ -48,14 +49,6 @@ export async function startStore(
   return startPostgres(kind, postgres);
 }
 
-const STATES = { p: 'inProgress', c: 'completed', r: 'released' } as const;
-
-async function peekRedis(client: Redis | Cluster, prefix: string, id: string) {
-  const [state, token] = await client.hmget(`${prefix}:{${id}}`, 's', 't');
-  if (state === null || token === null) return undefined;
-  return { state: STATES[state as keyof typeof STATES], token: Number(token) };
-}
-
 async function restartNode(
   node: RedisProcess,
   args: readonly string[],
@@ -79,7 +72,7 @@ async function startStandalone(prefix: string): Promise<StoreUnderTest> {
       node = await restartNode(node, PERSISTENT, downMs);
       return `redis-server :${node.port} SIGKILL, down ${downMs} ms, restarted from its AOF`;
     },
-    peek: (id) => peekRedis(admin, prefix, id),
+    peek: redisPeek(admin, prefix),
     async scriptFlush() {
       await flush([node.port]);
       return `SCRIPT FLUSH on :${node.port}`;
@@ -171,7 +164,7 @@ async function startCluster(prefix: string): Promise<StoreUnderTest> {
       await Promise.all(nodes.map((n) => waitForClusterOk(n.port)));
       return `cluster master :${node.port} (1 of 3) SIGKILL, down ${downMs} ms, restarted from its AOF and nodes.conf`;
     },
-    peek: (id) => peekRedis(admin, prefix, id),
+    peek: redisPeek(admin, prefix),
     async scriptFlush() {
       await flush(nodes.map((n) => n.port));
       return 'SCRIPT FLUSH on all 3 masters';
