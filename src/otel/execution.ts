@@ -8,7 +8,12 @@ import {
   trace,
 } from '@opentelemetry/api';
 import type { OncelyEvent } from '../core/events.js';
-import type { EngineProbe, ExecutionProbe, StoreOperation } from '../core/instrumentation.js';
+import {
+  type EngineProbe,
+  type ExecutionProbe,
+  NO_EXECUTION,
+  type StoreOperation,
+} from '../core/instrumentation.js';
 import type { Store } from '../core/store.js';
 import { seconds, type Telemetry } from './instruments.js';
 import { ATTR, type ExecutionOutcome } from './names.js';
@@ -17,7 +22,10 @@ import { errorAttributes, type StoreShape, storeShape } from './store-spans.js';
 /** An engine's probe: one `OtelExecution` per `begin`, sharing the store's span shapes. */
 export function engineProbe(telemetry: Telemetry, store: Store): EngineProbe {
   const shape = storeShape(store);
-  return { start: (key, scope) => new OtelExecution(telemetry, shape, key, scope) };
+  return {
+    start: (key, scope) =>
+      telemetry.recording ? new OtelExecution(telemetry, shape, key, scope) : NO_EXECUTION,
+  };
 }
 
 // A later outcome replaces an earlier one only when it ranks at least as high: a claim that was fenced stays

@@ -1,9 +1,11 @@
 import {
   type Counter,
+  createNoopMeter,
   type Histogram,
   type Meter,
   type MeterProvider,
   metrics,
+  ProxyTracerProvider,
   type Tracer,
   type TracerProvider,
   trace,
@@ -25,28 +27,57 @@ export interface Instruments {
   readonly outboxLag: Histogram;
 }
 
+// The API's own no-ops, reached through its public exports: a proxy with no delegate hands out the no-op tracer
+// provider, and every no-op meter is an instance of one class.
+const NOOP_TRACER_PROVIDER = new ProxyTracerProvider().getDelegate();
+const NoopMeter = createNoopMeter().constructor;
+
 /**
- * Where an `otel()` gets its tracer and meter. The meter is looked up at the first measurement, not when `otel()`
- * is called: the metrics API has no proxy, so a meter taken before the SDK registered would stay a no-op forever.
+ * Where an `otel()` gets its tracer and meter. The global meter provider is looked up again whenever it may have
+ * changed, not once when `otel()` is called: the metrics API has no proxy, so a meter taken before the SDK
+ * registered would otherwise stay a no-op forever.
  */
 export class Telemetry {
   readonly tracer: Tracer;
+  readonly #tracerProvider: TracerProvider | undefined;
   readonly #meterProvider: MeterProvider | undefined;
+  /** The provider `#meter` and `#instruments` came from. */
+  #meterFrom: MeterProvider | undefined;
   #meter: Meter | undefined;
   #instruments: Instruments | undefined;
 
   constructor(tracerProvider: TracerProvider | undefined, meterProvider: MeterProvider | undefined) {
+    this.#tracerProvider = tracerProvider;
     this.tracer = (tracerProvider ?? trace.getTracerProvider()).getTracer(SCOPE);
     this.#meterProvider = meterProvider;
   }
 
+  /**
+   * False while nothing could record: no provider was passed, and neither a tracer provider nor a meter provider
+   * is registered (only `@opentelemetry/api` is installed). An engine then runs the execution uninstrumented, so
+   * `otel()` without an SDK costs nothing per request. Asked per execution (two global lookups), so an SDK
+   * registered later is picked up by the next one.
+   */
+  get recording(): boolean {
+    if (this.#tracerProvider !== undefined || this.#meterProvider !== undefined) return true;
+    const tracers = trace.getTracerProvider();
+    const delegate = tracers instanceof ProxyTracerProvider ? tracers.getDelegate() : tracers;
+    return delegate !== NOOP_TRACER_PROVIDER || !(this.meter instanceof NoopMeter);
+  }
+
   get meter(): Meter {
-    this.#meter ??= (this.#meterProvider ?? metrics.getMeterProvider()).getMeter(SCOPE);
+    const provider = this.#meterProvider ?? metrics.getMeterProvider();
+    if (provider !== this.#meterFrom || this.#meter === undefined) {
+      this.#meterFrom = provider;
+      this.#meter = provider.getMeter(SCOPE);
+      this.#instruments = undefined;
+    }
     return this.#meter;
   }
 
   get instruments(): Instruments {
-    this.#instruments ??= createInstruments(this.meter);
+    const meter = this.meter;
+    this.#instruments ??= createInstruments(meter);
     return this.#instruments;
   }
 }

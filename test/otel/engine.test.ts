@@ -13,6 +13,7 @@ import {
   StoreUnavailableError,
   scopedKey,
 } from '../../src/index.js';
+import { NO_EXECUTION } from '../../src/core/instrumentation.js';
 import { ATTR, METRIC, otel, SEMCONV } from '../../src/otel/index.js';
 import { faulty } from '../unit/faulty-store.js';
 import { isChildOf, named, only, recorded, sdk, total, within } from './support/sdk.js';
@@ -260,6 +261,31 @@ describe('oncely/otel: cost and set-up', () => {
     const charge = chargeWith(otel(), async (id) => ({ paid: id }));
     expect(await charge({ id: 'no-sdk', cents: 1 })).toEqual({ paid: 'no-sdk' });
     expect(await charge.execute({ id: 'no-sdk', cents: 1 })).toMatchObject({ replayed: true });
+  });
+
+  it('with only the API an execution is not instrumented at all, and a global SDK registered later is used at once', async () => {
+    const { metrics, trace } = await import('@opentelemetry/api');
+    const instrumentation = otel();
+    const probes = instrumentation.engine(new MemoryStore());
+    // Nothing could record: the engine runs the execution as an uninstrumented one (no span, no wrapped store
+    // call, no event hook), which is what makes otel() free until an SDK is registered.
+    expect(probes.start(scopedKey('s', 'a'), 'charge')).toBe(NO_EXECUTION);
+    current = sdk();
+    trace.setGlobalTracerProvider(current.tracerProvider);
+    try {
+      expect(probes.start(scopedKey('s', 'b'), 'charge')).not.toBe(NO_EXECUTION);
+      trace.disable();
+      expect(probes.start(scopedKey('s', 'c'), 'charge')).toBe(NO_EXECUTION);
+      metrics.setGlobalMeterProvider(current.meterProvider);
+      // A meter provider alone is reason enough (the metrics do not depend on tracing), and the no-op meter the
+      // probes above looked at is not kept.
+      const charge = chargeWith(instrumentation, async (id) => id);
+      await charge({ id: 'metrics-only', cents: 1 });
+      expect(total((await current.metrics()).get(METRIC.requests.name))).toBe(1);
+    } finally {
+      trace.disable();
+      metrics.disable();
+    }
   });
 
   it('looks the global meter provider up at the first measurement, not when otel() is called', async () => {
