@@ -5,7 +5,8 @@
 // - oncely against oncely-otel-sdk: the SDK and the instrumentation together.
 // Prints a table (with the machine's load averages) and writes bench/results/http-otel.raw.json.
 // Run: npm run build && flock /tmp/oncely-bench.lock node --import tsx bench/http/otel.ts
-//   (PAIRS=8 ROUND_S=3 FRAMEWORKS=express,fastify WORKLOADS=unique,replay by default)
+//   (PAIRS=8 ROUND_S=3 FRAMEWORKS=express,fastify WORKLOADS=unique,replay by default; COMPARISONS=api for the
+//   first comparison only)
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { Redis } from 'ioredis';
@@ -18,11 +19,13 @@ const PAIRS = Number(process.env.PAIRS ?? 8);
 const ROUND_S = Number(process.env.ROUND_S ?? 3);
 const FRAMEWORKS = (process.env.FRAMEWORKS ?? 'express,fastify').split(',') as Framework[];
 const WORKLOADS = (process.env.WORKLOADS ?? 'unique,replay').split(',') as Workload[];
-const COMPARISONS: readonly (readonly [Variant, Variant])[] = [
+const ALL_COMPARISONS: readonly (readonly [Variant, Variant])[] = [
   ['oncely', 'oncely-otel'],
   ['oncely-sdk', 'oncely-otel-sdk'],
   ['oncely', 'oncely-otel-sdk'],
 ];
+// COMPARISONS=api: only the first (the instrumentation with the API alone against none).
+const COMPARISONS = process.env.COMPARISONS === 'api' ? ALL_COMPARISONS.slice(0, 1) : ALL_COMPARISONS;
 
 const load = () =>
   loadavg()
