@@ -86,7 +86,7 @@ export const PROFILES: Record<'full' | 'short', Profile> = {
     maxOperationMs: 120_000,
     parallel: false,
     faults: FULL_FAULTS,
-    faultGapMs: 8_000,
+    faultGapMs: 5_000,
     messaging: FULL_MESSAGING,
   },
   short: {
