@@ -128,12 +128,14 @@ export function check(input: CheckInput): CheckResult {
   define('operation-gave-up', 'operations with no final answer within the time limit');
   define('final-replay-missing', 'keys for which the late retry after the faults got no 2xx');
 
-  const killed = new Set<number>();
-  for (const fault of input.faults) for (const pid of fault.killedPids) killed.add(pid);
+  // When each killed process died (a crash: at some unknown time, so any time).
+  const killedAt = new Map<number, number>();
+  for (const fault of input.faults) for (const pid of fault.killedPids) killedAt.set(pid, fault.startedAt);
   for (const crash of input.crashes) {
-    killed.add(crash.pid);
+    killedAt.set(crash.pid, Number.NEGATIVE_INFINITY);
     fail('app-server-crashed', crash);
   }
+  const killed = new Set(killedAt.keys());
   const eventsOf = new Map<string, EventRow[]>();
   const granted = new Set<string>();
   const grantsOf = new Map<string, number[]>();
@@ -188,6 +190,15 @@ export function check(input: CheckInput): CheckResult {
       )
         return stall.endedAt;
     return row.at;
+  };
+  // Killed before its claim could settle: after the effect, and before its complete (sent right after it) and
+  // the retries the engine gives a failing one could be over, the lease included. A process killed later was
+  // not why an earlier execution of it went unsettled (a complete the store never confirmed, say).
+  const killedWhileHeld = (row: ExecutionRow) => {
+    const at = killedAt.get(row.pid);
+    if (at === undefined) return false;
+    if (at === Number.NEGATIVE_INFINITY) return true;
+    return at <= completeSentAt(row) + input.leaseMs + 4 * input.storeTimeoutMs;
   };
   const anyWindows = input.faults.map(
     (fault) =>
@@ -263,7 +274,7 @@ export function check(input: CheckInput): CheckResult {
           events.some((e) => e.type === type && (details === undefined || details.includes(e.detail)));
         let verdict: EffectClass;
         if (has('completed')) verdict = 'completed';
-        else if (killed.has(row.pid) && !has('released')) verdict = 'owner-killed';
+        else if (killedWhileHeld(row) && !has('released')) verdict = 'owner-killed';
         else if (has('leaseLost') || has('fenced', ['complete', 'renew'])) {
           verdict = 'claim-lost';
           if (!inAnyFault(row.at)) claimLostOutsideFaults++;
