@@ -179,23 +179,29 @@ export async function runFuzz(settings: FuzzSettings): Promise<FuzzReport> {
               if (spec.body.length <= MAX_BODY_BYTES) unansweredById.set(spec.id, spec);
               // Bytes after a complete request may be the broken part: the first request was then answered.
               const key = response === undefined ? undefined : header(response, KEY_HEADER);
-              if (key !== undefined && !seen.has(key)) seen.set(key, { adapter, spec, response: response! });
+              if (key !== undefined && (!seen.has(key) || !isKept(seen.get(key)!.response.status)))
+                seen.set(key, { adapter, spec, response: response! });
             }
             if (wellFormed.length === 0) continue;
             if (wellFormed.length > 1) figures[adapter].pipelined += wellFormed.length;
             const results = await client.exchange(wellFormed);
             // Once the server ends the connection after a request (an answer with `Connection: close`, or a body
             // over its limit refused by closing), the requests pipelined behind it are never read: RFC 9112 §9.6
-            // has the client send them again on a new connection. Their answers are not owed; one that ran anyway
-            // left a record, which the final check replays by sending the request again.
+            // has the client send them again on a new connection. A body over the limit may also end the
+            // connection before the answers to the requests pipelined ahead of it went out. Those answers are not
+            // owed; a request among them that ran anyway left a record, which the final check replays to it.
             let closedBefore = false;
+            const oversizedFrom = wellFormed.findIndex((spec) => spec.body.length > MAX_BODY_BYTES);
             for (const [position, spec] of wellFormed.entries()) {
               sent++;
               figures[adapter].requests++;
               const result = results[position]!;
-              if (closedBefore && result.kind === 'closed') {
+              if (result.kind === 'closed') unansweredById.set(spec.id, spec);
+              if (
+                result.kind === 'closed' &&
+                (closedBefore || (oversizedFrom >= 0 && position < oversizedFrom))
+              ) {
                 figures[adapter].closedWithoutAnswer++;
-                unansweredById.set(spec.id, spec);
                 continue;
               }
               const earlier = result.kind === 'response' ? result.response.closes : true;
@@ -203,7 +209,10 @@ export async function runFuzz(settings: FuzzSettings): Promise<FuzzReport> {
               const response = checkAnswer(adapter, spec, result, figures[adapter], note);
               if (response === undefined) continue;
               const key = header(response, KEY_HEADER);
-              if (key !== undefined && !seen.has(key)) seen.set(key, { adapter, spec, response });
+              // A key's record is made by the last request that claimed it: one answered without a record (a status
+              // that is not kept releases the key) leaves the key to the next request that sends it.
+              if (key !== undefined && (!seen.has(key) || !isKept(seen.get(key)!.response.status)))
+                seen.set(key, { adapter, spec, response });
               // A 409 to a request whose first copy the server did get (sent again after a dropped connection):
               // that copy's record is checked by id at the end.
               if (key === undefined && response.status === 409) unansweredById.set(spec.id, spec);
@@ -648,8 +657,8 @@ export async function fuzzPhase(
   outDir: string,
   name: string,
   log: (line: string) => void,
-): Promise<number> {
-  if (requests <= 0) return 0;
+): Promise<FuzzReport | undefined> {
+  if (requests <= 0) return undefined;
   const report = await runFuzz({
     requests,
     seed: Date.now() % 2 ** 31,
@@ -661,7 +670,7 @@ export async function fuzzPhase(
   writeFileSync(join(outDir, `${name}.json`), `${JSON.stringify(report, null, 2)}\n`);
   writeFileSync(join(outDir, `${name}.md`), fuzzMarkdown(report));
   process.stdout.write(`\n${fuzzMarkdown(report)}\nreport: ${join(outDir, `${name}.json`)} and .md\n`);
-  return report.findings.length;
+  return report;
 }
 
 /** The markdown summary of a run, for the proof's report and the console. */
