@@ -1,8 +1,15 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { InvalidOptionsError, idempotent, isStoreUnavailableError, scopedKey } from '../../src/index.js';
+import {
+  Engine,
+  InvalidOptionsError,
+  idempotent,
+  isStoreUnavailableError,
+  scopedKey,
+} from '../../src/index.js';
 import type { StoredOutcome } from '../../src/store.js';
 import { migrate, PostgresStore, schemaFor } from '../../src/stores/postgres/index.js';
+import { CompletionListener } from '../../src/stores/postgres/listener.js';
 import { tableTarget } from '../../src/stores/postgres/sql.js';
 import { FakeClock } from '../../src/testing/index.js';
 import { requireService } from '../support/services.js';
@@ -53,8 +60,44 @@ describe('PostgresStore', () => {
         JSON.stringify(Object.keys(options as object)),
       ).toThrow(InvalidOptionsError);
     }
+    // Each refusal names what is wrong, so the message says which option to fix.
+    const named: [unknown, RegExp][] = [
+      [null, /options/],
+      ['postgres://localhost', /options/],
+      [{ client: {} }, /pool\/client must be from pg/],
+      [{ client: null }, /pool\/client must be from pg/],
+      [{ client: 'postgres://localhost' }, /pool\/client must be from pg/],
+      [{ client: { query: 'SELECT 1' } }, /pool\/client must be from pg/],
+      [{ pool: { query: () => {} } }, /pool must be a pg Pool/],
+      [{ pool: db.pool, schema: 5 }, /schema must be a name/],
+      [{ pool: db.pool, schema: 'a\0b' }, /schema must be a name/],
+      [{ pool: db.pool, table: 'é'.repeat(32) }, /table must be a name/],
+      [{ pool: db.pool, clock: 5 }, /clock must be a function/],
+      [{ pool: db.pool, listen: 1 }, /listen must be true or false/],
+      [{ pool: db.pool, notify: 'no' }, /notify must be true or false/],
+      [{ pool: db.pool, prepare: 0 }, /prepare must be true or false/],
+      [{ pool: db.pool, pollIntervalMs: 9 }, /pollIntervalMs must be/],
+      [{ pool: db.pool, tabel: 'x' }, /PostgresStore: unknown option "tabel"/],
+    ];
+    for (const [options, message] of named)
+      expect(() => new PostgresStore(options as never)).toThrow(message);
+    // Names of 63 bytes are the longest PostgreSQL keeps whole, and are accepted; the defaults are public.oncely_keys.
+    const longest = new PostgresStore({ pool: db.pool, schema: 's'.repeat(63), table: 't'.repeat(63) });
+    expect(longest.endpoint.collection).toBe(`${'s'.repeat(63)}.${'t'.repeat(63)}`);
+    expect(new PostgresStore({ pool: db.pool }).endpoint.collection).toBe('public.oncely_keys');
     const store = new PostgresStore({ pool: db.pool });
     expect(() => store.transactional({ lockTimeoutMs: 0 })).toThrow(InvalidOptionsError);
+    for (const [options, message] of [
+      [null, /options must be an object/],
+      [{ client: {} }, /client must be a pg Client/],
+      [{ client: null }, /client must be a pg Client/],
+      [{ notify: 'yes' }, /notify must be true or false/],
+      [{ lockTimeoutMs: 3_600_001 }, /lockTimeoutMs must be/],
+      [{ isolation: 'serializable', retries: 3 }, /transactional: unknown option "retries"/],
+    ] as const)
+      expect(() => store.transactional(options as never)).toThrow(message);
+    for (const isolation of ['read committed', 'repeatable read', 'serializable'] as const)
+      expect(() => store.transactional({ isolation, lockTimeoutMs: 3_600_000, notify: true })).not.toThrow();
     expect(() => store.transactional({ isolation: 'chaos' as never })).toThrow(InvalidOptionsError);
     expect(() => new PostgresStore({ client: new pg.Client() }).transactional()).toThrow(/Pool/);
   });
@@ -260,5 +303,227 @@ describe('PostgresStore', () => {
     );
     expect(rows[0].encoding).toBe('br');
     expect(rows[0].bytes).toBeLessThan(JSON.stringify(big).length / 4);
+  });
+});
+
+describe('the LISTEN connection behind waitFor', () => {
+  const notify = (channel: string, payload: string) =>
+    db.pool.query('SELECT pg_notify($1, $2)', [channel, payload]);
+  const settledWithin = async (promise: Promise<unknown>, ms: number) =>
+    Promise.race([
+      promise.then(() => true),
+      new Promise<boolean>((resolve) => setTimeout(() => resolve(false), ms)),
+    ]);
+  const channelOf = () => `oncely_test_${Math.random().toString(36).slice(2)}`;
+  const dedicatedPool = () => {
+    const pool = new pg.Pool({ connectionString: DATABASE_URL, max: 1 });
+    pool.on('error', () => {});
+    return pool;
+  };
+
+  it('wakes every waiter of the notified key, and only those; cancel forgets one waiter, not its neighbours', async () => {
+    const named = channelOf();
+    const live = new CompletionListener({ pool: db.pool }, named);
+    try {
+      await live.ready();
+      const first = live.next('k');
+      const second = live.next('k');
+      const other = live.next('other');
+      first.cancel();
+      first.cancel();
+      // A notification for a key nobody waits for, and one on another channel, wake no one.
+      await notify(named, 'nobody');
+      await notify(`${named}_x`, 'k');
+      expect(await settledWithin(second.notified, 100)).toBe(false);
+      await notify(named, 'k');
+      expect(await settledWithin(second.notified, 2_000)).toBe(true);
+      expect(await settledWithin(other.notified, 50)).toBe(false);
+      other.cancel();
+      second.cancel();
+      // A waiter that came after a cancelled one is still woken.
+      const later = live.next('k');
+      first.cancel();
+      await notify(named, 'k');
+      expect(await settledWithin(later.notified, 2_000)).toBe(true);
+    } finally {
+      await live.close();
+    }
+  });
+
+  it('on close, stops listening and gives its connection back to the pool whole; after close, never listens again', async () => {
+    const pool = dedicatedPool();
+    const channel = channelOf();
+    const listener = new CompletionListener({ pool }, channel);
+    try {
+      await listener.ready();
+      expect(pool.idleCount).toBe(0);
+      await listener.close();
+      expect(pool.totalCount).toBe(1);
+      expect(pool.idleCount).toBe(1);
+      const { rows } = await pool.query('SELECT pg_listening_channels() AS channel');
+      expect(rows).toEqual([]);
+      listener.next('k');
+      await listener.ready();
+      expect(pool.idleCount).toBe(1);
+    } finally {
+      await pool.end();
+    }
+  });
+
+  it('closed while LISTEN is on its way, it gives the connection back and listens to nothing', async () => {
+    const pool = dedicatedPool();
+    const listener = new CompletionListener({ pool }, channelOf());
+    try {
+      const ready = listener.ready();
+      await listener.close();
+      expect(await ready).toBeUndefined();
+      expect(pool.idleCount).toBe(pool.totalCount);
+      const { rows } = await pool.query('SELECT pg_listening_channels() AS channel');
+      expect(rows).toEqual([]);
+    } finally {
+      await pool.end();
+    }
+  });
+
+  it('wakes its waiters when its connection dies, and waits a second before listening again', async () => {
+    const channel = channelOf();
+    const listener = new CompletionListener({ pool: db.pool }, channel);
+    try {
+      await listener.ready();
+      const waiting = listener.next('k');
+      const killed = await db.pool.query(
+        'SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query = $1',
+        [`LISTEN "${channel}"`],
+      );
+      expect(killed.rowCount).toBe(1);
+      expect(await settledWithin(waiting.notified, 2_000)).toBe(true);
+      waiting.cancel();
+      // Within the pause nobody listens: a notification now is missed (the waiters poll meanwhile).
+      const early = listener.next('k');
+      await listener.ready();
+      await notify(channel, 'k');
+      expect(await settledWithin(early.notified, 200)).toBe(false);
+      early.cancel();
+    } finally {
+      await listener.close();
+    }
+  });
+
+  it('a pool that cannot connect leaves waiters to their polls: ready resolves, and no retry within the pause', async () => {
+    const dead = new pg.Pool({ host: '127.0.0.1', port: 1, user: 'postgres', database: 'test', max: 1 });
+    let attempts = 0;
+    const connect = dead.connect.bind(dead);
+    dead.connect = ((callback: never) => {
+      attempts++;
+      return connect(callback);
+    }) as typeof dead.connect;
+    const listener = new CompletionListener({ pool: dead }, channelOf());
+    expect(await listener.ready()).toBeUndefined();
+    expect(attempts).toBe(1);
+    listener.next('k').cancel();
+    expect(await listener.ready()).toBeUndefined();
+    expect(attempts).toBe(1);
+    await listener.close();
+    await dead.end();
+  });
+
+  it('over a caller-owned Client: notifications of its other channels wake no one, and its death wakes everyone', async () => {
+    const client = new pg.Client({ connectionString: DATABASE_URL });
+    await client.connect();
+    client.on('error', () => {});
+    const channel = channelOf();
+    const listener = new CompletionListener({ client }, channel);
+    try {
+      await client.query(`LISTEN "${channel}_own"`);
+      await listener.ready();
+      const waiting = listener.next('k');
+      await notify(`${channel}_own`, 'k');
+      expect(await settledWithin(waiting.notified, 100)).toBe(false);
+      const pid = (client as unknown as { processID: number }).processID;
+      await db.pool.query('SELECT pg_terminate_backend($1)', [pid]);
+      expect(await settledWithin(waiting.notified, 2_000)).toBe(true);
+    } finally {
+      await listener.close();
+      await client.end().catch(() => {});
+    }
+  });
+});
+
+describe('PostgresStore statements', () => {
+  it('any schema and table name works end to end, quotes and backslashes included', async () => {
+    const schema = `${db.schema}_q"'\\`;
+    const table = `it's \\ "odd"`;
+    await migrate(db.pool, { schema, table });
+    const store = new PostgresStore({ pool: db.pool, schema, table });
+    try {
+      const key = `k'\\"${Math.random()}`;
+      const claim = await store.begin({ key, ...begin });
+      if (claim.kind !== 'acquired') throw new Error(claim.kind);
+      const waiting = store.waitFor(key, { timeoutMs: 10_000 });
+      await store.complete({ key, token: claim.token, outcome: outcome(everyByte), retentionMs: 60_000 });
+      expect(await waiting).toBe(true);
+      expect(await store.get(key)).toMatchObject({ state: 'completed', token: claim.token });
+      expect(await store.stats()).toMatchObject({ records: 1, completed: 1 });
+      // Transactional mode without prepared statements writes the values into the claim as literals.
+      const tx = new PostgresStore({ pool: db.pool, schema, table, prepare: false }).transactional();
+      const engine = new Engine({ store: tx });
+      const txKey = `tx'\\${Math.random()}`;
+      const begun = await engine.begin({ key: txKey, fingerprint: `f'\\"` });
+      if (begun.kind !== 'acquired') throw new Error(begun.kind);
+      await begun.claim.complete({ status: 201, headers: [], body: everyByte });
+      expect(await engine.begin({ key: txKey, fingerprint: `f'\\"` })).toMatchObject({ kind: 'replay' });
+      expect(await engine.begin({ key: txKey, fingerprint: 'other' })).toMatchObject({ kind: 'mismatch' });
+    } finally {
+      await store.close();
+      await db.pool.query(`DROP SCHEMA "${schema.replaceAll('"', '""')}" CASCADE`);
+    }
+  });
+
+  it('NOTIFY on its channel as the notify options say: on by default, off in transactional mode unless asked', async () => {
+    const listener = new pg.Client({ connectionString: DATABASE_URL });
+    await listener.connect();
+    const heard: string[] = [];
+    listener.on('notification', (message) => heard.push(message.payload ?? ''));
+    await listener.query(`LISTEN "${tableTarget(db.schema, 'oncely_keys').channel}"`);
+    const settle = async (store: PostgresStore | ReturnType<PostgresStore['transactional']>, key: string) => {
+      const engine = new Engine({ store });
+      const begun = await engine.begin({ key, fingerprint: 'f' });
+      if (begun.kind !== 'acquired') throw new Error(begun.kind);
+      await begun.claim.complete({ status: 201, headers: [], body: everyByte });
+    };
+    const plain = new PostgresStore({ pool: db.pool, schema: db.schema, listen: false });
+    const quiet = new PostgresStore({ pool: db.pool, schema: db.schema, listen: false, notify: false });
+    const run = Math.random().toString(36).slice(2);
+    try {
+      await settle(plain, `${run}-plain`);
+      await settle(quiet, `${run}-quiet`);
+      await settle(plain.transactional(), `${run}-tx`);
+      await settle(plain.transactional({ notify: true }), `${run}-tx-notify`);
+      await listener.query('SELECT 1');
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(heard.filter((key) => key.startsWith(run)).sort()).toEqual(
+        [`${run}-plain`, `${run}-tx-notify`].sort(),
+      );
+    } finally {
+      await listener.end();
+    }
+  });
+
+  it('prepares its statements on each connection by default, and not with prepare: false', async () => {
+    for (const prepare of [undefined, false]) {
+      const pool = new pg.Pool({ connectionString: DATABASE_URL, max: 1 });
+      const store = new PostgresStore({
+        pool,
+        schema: db.schema,
+        listen: false,
+        ...(prepare === false && { prepare }),
+      });
+      await store.get('nothing');
+      const { rows } = await pool.query('SELECT name FROM pg_prepared_statements');
+      const names = rows.map((row: { name: string }) => row.name);
+      if (prepare === false) expect(names).toEqual([]);
+      else expect(names).toEqual([expect.stringMatching(/^oncely_p_[0-9a-f]{32}$/)]);
+      await pool.end();
+    }
   });
 });
