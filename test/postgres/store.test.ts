@@ -4,6 +4,7 @@ import {
   Engine,
   InvalidOptionsError,
   idempotent,
+  isCorruptRecordError,
   isStoreUnavailableError,
   scopedKey,
 } from '../../src/index.js';
@@ -525,5 +526,208 @@ describe('PostgresStore statements', () => {
       else expect(names).toEqual([expect.stringMatching(/^oncely_p_[0-9a-f]{32}$/)]);
       await pool.end();
     }
+  });
+});
+
+describe('PostgresStore migrate', () => {
+  it('checks what it is given, runs over a Client as well as a Pool, and store.migrate() migrates the store’s table', async () => {
+    for (const bad of [null, {}, 'postgres://localhost'])
+      await expect(migrate(bad as never)).rejects.toThrow(/migrate: pass a pg Pool or Client/);
+    expect(() => schemaFor({ schema: 'a', tabel: 'b' } as never)).toThrow(/migrate: unknown option "tabel"/);
+    const ddl = schemaFor();
+    expect(ddl).toContain('"public"."oncely_keys"');
+    expect(ddl).toContain('"oncely_keys_expires_at_idx"');
+    expect(ddl).not.toMatch(/\{\{|^\s*--/m);
+    const client = new pg.Client({ connectionString: DATABASE_URL });
+    await client.connect();
+    const schema = `${db.schema}_c`;
+    try {
+      await migrate(client, { schema, table: 'keys' });
+      expect((await client.query(`SELECT count(*) FROM "${schema}".keys`)).rows).toEqual([{ count: '0' }]);
+      const store = new PostgresStore({ pool: db.pool, schema, table: 'store_keys', listen: false });
+      await store.migrate();
+      expect(await store.get('k')).toBeUndefined();
+    } finally {
+      await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+      await client.end();
+    }
+  });
+
+  it('a pooled migration gives its connection back; one that fails is rolled back, reported with its SQLSTATE, its connection dropped', async () => {
+    const pool = new pg.Pool({ connectionString: DATABASE_URL, max: 1 });
+    pool.on('error', () => {});
+    const schema = `${db.schema}_f`;
+    try {
+      await migrate(pool, { schema, table: 'good' });
+      expect([pool.totalCount, pool.idleCount]).toEqual([1, 1]);
+      // A table of another version (no expires_at_ms): the index cannot be created.
+      await pool.query(`CREATE TABLE "${schema}".old (key text PRIMARY KEY)`);
+      const error = await migrate(pool, { schema, table: 'old' }).catch((e: unknown) => e);
+      expect(isStoreUnavailableError(error)).toBe(true);
+      expect((error as Error).message).toMatch(/postgres migrate failed \(SQLSTATE 42703/);
+      expect(pool.totalCount).toBe(0);
+      // Over a caller's Client, the failed migration leaves no transaction open behind it.
+      const client = new pg.Client({ connectionString: DATABASE_URL });
+      await client.connect();
+      try {
+        await expect(migrate(client, { schema, table: 'old' })).rejects.toSatisfy(isStoreUnavailableError);
+        expect((await client.query('SELECT 1 AS one')).rows).toEqual([{ one: 1 }]);
+      } finally {
+        await client.end();
+      }
+      const dead = new pg.Pool({ host: '127.0.0.1', port: 1, user: 'postgres', database: 'test', max: 1 });
+      await expect(migrate(dead)).rejects.toSatisfy(isStoreUnavailableError);
+      await dead.end();
+    } finally {
+      await pool.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+      await pool.end();
+    }
+  });
+});
+
+describe('PostgresStore rows', () => {
+  it('a row changed by someone else is reported corrupt, never replayed', async () => {
+    const store = new PostgresStore({ pool: db.pool, schema: db.schema, listen: false });
+    const table = `"${db.schema}".oncely_keys`;
+    const changes = [
+      'status = NULL',
+      'body = NULL',
+      "encoding = 'zstd-ish'",
+      "storage = 'elsewhere'",
+      `headers = '{"a": 1}'`,
+      `headers = '["content-type"]'`,
+      `headers = '[["content-type"]]'`,
+      `headers = '[["content-type", 1]]'`,
+      `headers = '[[1, "text/plain"]]'`,
+    ];
+    for (const change of changes) {
+      const key = `corrupt-${Math.random()}`;
+      await acquireAndComplete(store, key, everyByte);
+      await db.pool.query(`UPDATE ${table} SET ${change} WHERE key = $1`, [key]);
+      await expect(store.get(key), change).rejects.toSatisfy(isCorruptRecordError);
+      await expect(store.begin({ key, ...begin }), change).rejects.toSatisfy(isCorruptRecordError);
+    }
+  });
+
+  it('get gives a completed record its completion time and outcome, others neither', async () => {
+    const clock = new FakeClock();
+    const store = new PostgresStore({ pool: db.pool, schema: db.schema, listen: false, clock: clock.now });
+    const key = `record-${Math.random()}`;
+    const claim = await store.begin({ key, ...begin });
+    if (claim.kind !== 'acquired') throw new Error(claim.kind);
+    expect(await store.get(key)).toMatchObject({
+      state: 'inProgress',
+      completedAt: undefined,
+      outcome: undefined,
+    });
+    clock.advance(5);
+    await store.complete({ key, token: claim.token, outcome: outcome(everyByte), retentionMs: 60_000 });
+    const record = await store.get(key);
+    expect(record).toMatchObject({ state: 'completed', completedAt: clock.now(), outcome: { status: 200 } });
+  });
+});
+
+describe('PostgresStore waitFor', () => {
+  it('is true at once for a key nobody holds, or whose holder’s lease ran out (by the store’s clock, or the server’s)', async () => {
+    const clock = new FakeClock();
+    const store = new PostgresStore({ pool: db.pool, schema: db.schema, listen: false, clock: clock.now });
+    expect(await store.waitFor(`nobody-${Math.random()}`, { timeoutMs: 5_000 })).toBe(true);
+    const key = `lapsed-${Math.random()}`;
+    await store.begin({ key, ...begin, leaseMs: 100 });
+    expect(await store.waitFor(key, { timeoutMs: 20 })).toBe(false);
+    clock.advance(100);
+    expect(await store.waitFor(key, { timeoutMs: 5_000 })).toBe(true);
+    const serverTime = new PostgresStore({ pool: db.pool, schema: db.schema, listen: false });
+    const short = `lapsed-${Math.random()}`;
+    await serverTime.begin({ key: short, ...begin, leaseMs: 1 });
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    expect(await serverTime.waitFor(short, { timeoutMs: 5_000 })).toBe(true);
+  });
+
+  it('polls with backoff when nothing wakes it: a handful of reads, not a busy loop', async () => {
+    const pool = new pg.Pool({ connectionString: DATABASE_URL, max: 2 });
+    const query = pool.query.bind(pool) as (...args: unknown[]) => Promise<unknown>;
+    let reads = 0;
+    pool.query = ((...args: unknown[]) => {
+      reads++;
+      return query(...args);
+    }) as typeof pool.query;
+    try {
+      const store = new PostgresStore({ pool, schema: db.schema, listen: false, pollIntervalMs: 1_000 });
+      const key = `held-${Math.random()}`;
+      await store.begin({ key, ...begin });
+      reads = 0;
+      expect(await store.waitFor(key, { timeoutMs: 300 })).toBe(false);
+      // Looks at 0, 10, 30, 70, 150 and 300 ms.
+      expect(reads).toBeGreaterThanOrEqual(5);
+      expect(reads).toBeLessThanOrEqual(8);
+    } finally {
+      await pool.end();
+    }
+  });
+
+  it('an abort ends a long wait at once, not at the next look', async () => {
+    const store = new PostgresStore({
+      pool: db.pool,
+      schema: db.schema,
+      listen: false,
+      pollIntervalMs: 5_000,
+    });
+    const key = `held-${Math.random()}`;
+    await store.begin({ key, ...begin });
+    const controller = new AbortController();
+    const waiting = store.waitFor(key, { timeoutMs: 30_000, signal: controller.signal });
+    // By now the pauses between looks have grown to 1,280 ms.
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    const abortedAt = Date.now();
+    controller.abort();
+    expect(await waiting).toBe(false);
+    expect(Date.now() - abortedAt).toBeLessThan(500);
+  });
+});
+
+describe('PostgresStore maintenance', () => {
+  it('purge options are checked by name; stats count released records', async () => {
+    const store = new PostgresStore({ pool: db.pool, schema: db.schema, listen: false });
+    await expect(store.purgeExpired({ batchSize: 0 })).rejects.toThrow(/batchSize must be/);
+    await expect(store.purgeExpired({ batchSize: 1_000_001 })).rejects.toThrow(/batchSize must be/);
+    await expect(store.purgeExpired({ maxBatches: 0 })).rejects.toThrow(/maxBatches must be/);
+    const before = await store.stats();
+    const key = `released-${Math.random()}`;
+    const claim = await store.begin({ key, ...begin });
+    if (claim.kind !== 'acquired') throw new Error(claim.kind);
+    await store.release({ key, token: claim.token });
+    expect((await store.stats()).released).toBe(before.released + 1);
+  });
+
+  it('each failing call names its operation (here: a table never migrated, which also names the fix)', async () => {
+    const store = new PostgresStore({
+      pool: db.pool,
+      schema: db.schema,
+      table: 'never_migrated',
+      listen: false,
+    });
+    const calls: [string, () => Promise<unknown>][] = [
+      ['begin', () => store.begin({ key: 'k', ...begin })],
+      [
+        'complete',
+        () => store.complete({ key: 'k', token: 1, outcome: outcome(everyByte), retentionMs: 60_000 }),
+      ],
+      ['release', () => store.release({ key: 'k', token: 1 })],
+      ['renew', () => store.renew({ key: 'k', token: 1, leaseMs: 1_000 })],
+      ['get', () => store.get('k')],
+      ['delete', () => store.delete('k')],
+      ['stats', () => store.stats()],
+      ['purge', () => store.purgeExpired()],
+    ];
+    for (const [operation, call] of calls) {
+      const error = await call().catch((e: unknown) => e);
+      expect(isStoreUnavailableError(error), operation).toBe(true);
+      expect((error as Error).message).toMatch(
+        new RegExp(`^postgres ${operation} failed \\(SQLSTATE 42P01.*migrate`),
+      );
+    }
+    expect(store.name).toBe('postgres');
+    expect(store.transactional().name).toBe('postgres');
   });
 });
