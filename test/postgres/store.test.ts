@@ -697,7 +697,7 @@ describe('PostgresStore maintenance', () => {
     const claim = await store.begin({ key, ...begin });
     if (claim.kind !== 'acquired') throw new Error(claim.kind);
     await store.release({ key, token: claim.token });
-    expect((await store.stats()).released).toBe(before.released + 1);
+    expect((await store.stats()).released).toBe((before.released ?? 0) + 1);
   });
 
   it('each failing call names its operation (here: a table never migrated, which also names the fix)', async () => {
