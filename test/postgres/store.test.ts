@@ -6,10 +6,17 @@ import {
   idempotent,
   isCorruptRecordError,
   isStoreUnavailableError,
+  StoreUnavailableError,
   scopedKey,
 } from '../../src/index.js';
 import type { StoredOutcome } from '../../src/store.js';
-import { migrate, PostgresStore, schemaFor } from '../../src/stores/postgres/index.js';
+import {
+  isLockNotAvailable,
+  isRetryableConflict,
+  sqlStateOf,
+  storeError,
+} from '../../src/stores/postgres/errors.js';
+import { migrate, PostgresStore, schemaFor, transactionOf } from '../../src/stores/postgres/index.js';
 import { CompletionListener } from '../../src/stores/postgres/listener.js';
 import { tableTarget } from '../../src/stores/postgres/sql.js';
 import { FakeClock } from '../../src/testing/index.js';
@@ -729,5 +736,84 @@ describe('PostgresStore maintenance', () => {
     }
     expect(store.name).toBe('postgres');
     expect(store.transactional().name).toBe('postgres');
+  });
+});
+
+describe('PostgresStore errors', () => {
+  const pgError = (code: string) => Object.assign(new Error(`pg ${code}`), { severity: 'ERROR', code });
+
+  it('server errors carry their SQLSTATE and hint; network errors, which have a code but no severity, do not', () => {
+    const missing = storeError('get', pgError('42P01'));
+    expect(isStoreUnavailableError(missing)).toBe(true);
+    expect(missing.message).toBe(
+      'postgres get failed (SQLSTATE 42P01: pg 42P01); the table does not exist: run store.migrate() or `oncely migrate`',
+    );
+    const refused = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:1'), { code: 'ECONNREFUSED' });
+    expect(storeError('begin', refused).message).toBe(
+      'postgres begin failed (connect ECONNREFUSED 127.0.0.1:1)',
+    );
+    expect(storeError('begin', refused).cause).toBe(refused);
+    expect(sqlStateOf(refused)).toBeUndefined();
+    expect(sqlStateOf(Object.assign(new Error('x'), { severity: 'ERROR' }))).toBeUndefined();
+    expect(sqlStateOf(Object.assign(new Error('x'), { severity: 'ERROR', code: 7 }))).toBeUndefined();
+    expect(sqlStateOf({ severity: 'ERROR', code: '40001' })).toBeUndefined();
+    expect(storeError('begin', 'text').message).toBe('postgres begin failed (text)');
+    const oncely = new StoreUnavailableError('already mapped');
+    expect(storeError('begin', oncely)).toBe(oncely);
+  });
+
+  it('serialization failures and deadlocks may run again; a lock timeout is something else', () => {
+    expect(isRetryableConflict(pgError('40001'))).toBe(true);
+    expect(isRetryableConflict(pgError('40P01'))).toBe(true);
+    expect(isRetryableConflict(pgError('55P03'))).toBe(false);
+    expect(isLockNotAvailable(pgError('55P03'))).toBe(true);
+    expect(isLockNotAvailable(pgError('40001'))).toBe(false);
+  });
+
+  it('a transactional store that cannot connect says so, with the driver error as cause', async () => {
+    const dead = new pg.Pool({ host: '127.0.0.1', port: 1, user: 'postgres', database: 'test', max: 1 });
+    const tx = new PostgresStore({ pool: dead, listen: false }).transactional();
+    const error = await tx
+      .beginTransaction({ key: 'k', fingerprint: 'f', leaseMs: 1_000, retentionMs: 60_000, waitMs: 0 })
+      .catch((e: unknown) => e);
+    expect(isStoreUnavailableError(error)).toBe(true);
+    expect((error as Error & { cause: { code: string } }).cause.code).toBe('ECONNREFUSED');
+    await dead.end();
+  });
+
+  it('under serializable default isolation, concurrent duplicates race without any store failure', async () => {
+    const url = new URL(DATABASE_URL);
+    url.searchParams.set('options', '-c default_transaction_isolation=serializable');
+    const pool = new pg.Pool({ connectionString: url.toString(), max: 8 });
+    pool.on('error', () => {});
+    try {
+      const store = new PostgresStore({ pool, schema: db.schema, listen: false });
+      for (let burst = 0; burst < 3; burst++) {
+        const key = `serializable-${burst}-${Math.random()}`;
+        const results = await Promise.all(Array.from({ length: 16 }, () => store.begin({ key, ...begin })));
+        expect(results.filter((result) => result.kind === 'acquired')).toHaveLength(1);
+      }
+    } finally {
+      await pool.end();
+    }
+  });
+});
+
+describe('transactionOf', () => {
+  it('hands out the transaction of a transactional context, and refuses anything else', async () => {
+    for (const context of [
+      undefined,
+      null,
+      {},
+      { transaction: undefined },
+      { transaction: null },
+      { transaction: 'pg' },
+      { transaction: {} },
+    ])
+      expect(() => transactionOf(context as never), JSON.stringify(context)).toThrow(
+        /transactionOf: no transaction in this context/,
+      );
+    const handle = { query: () => {} };
+    expect(transactionOf({ transaction: handle })).toBe(handle);
   });
 });
