@@ -385,3 +385,64 @@ describe('RedisStore waitFor', () => {
     }
   });
 });
+
+describe('RedisStore stats', () => {
+  // A database of its own, so that how SCAN splits the keyspace into batches depends on this test alone.
+  const STATS_DB = 13;
+  let db: Redis;
+  beforeAll(async () => {
+    db = new Redis(services.redis.url, { db: STATS_DB, enableOfflineQueue: false, maxRetriesPerRequest: 0 });
+    await new Promise((resolve) => db.once('ready', resolve));
+  });
+  afterAll(async () => {
+    const keys = await db.keys('surface*');
+    if (keys.length > 0) await db.del(...keys);
+    db.disconnect();
+  });
+
+  it('count every record over several SCAN batches, and say when the limit cut the count short', async () => {
+    const p = prefix();
+    const s = new RedisStore({ client: db, prefix: p });
+    await Promise.all(
+      Array.from({ length: 1_200 }, (_, i) => s.begin({ key: `k${i}`, fingerprint: 'f', ...lease })),
+    );
+    const all = await new RedisStore({ client: db, prefix: p, statsScanLimit: 1_200 }).stats();
+    expect(all).toMatchObject({ records: 1_200, inProgress: 1_200, truncated: false });
+    const cut = await new RedisStore({ client: db, prefix: p, statsScanLimit: 700 }).stats();
+    expect(cut).toMatchObject({ records: 700, truncated: true });
+  });
+
+  it('count released and expired records apart (by the store clock, or Redis TIME), old HASH records too, nothing else', async () => {
+    const p = prefix();
+    let now = Date.now();
+    const s = new RedisStore({ client: db, prefix: p, clock: () => now });
+    const released = await s.begin({ key: 'released', fingerprint: 'f', ...lease });
+    if (released.kind !== 'acquired') throw new Error(released.kind);
+    await s.release({ key: 'released', token: released.token });
+    await s.begin({ key: 'expires', fingerprint: 'f', leaseMs: 10, retentionMs: 60_000 });
+    // Records of oncely 0.1 (a HASH each: s state, e expiry), and a key under the prefix that is no record.
+    await db.hset(`${p}:{old-completed}`, { s: 'c', e: String(now + 120_000) });
+    await db.hset(`${p}:{old-expired}`, { s: 'c', e: String(now - 1) });
+    await db.set(`${p}:{not-a-record}`, 'hello');
+    expect(await s.stats()).toMatchObject({
+      records: 3,
+      released: 1,
+      inProgress: 1,
+      completed: 1,
+      expired: 1,
+    });
+    now += 60_000;
+    expect(await s.stats()).toMatchObject({
+      records: 1,
+      inProgress: 0,
+      released: 0,
+      completed: 1,
+      expired: 3,
+    });
+    // Without a clock the store reads the time from Redis.
+    const serverTime = new RedisStore({ client: db, prefix: p });
+    await serverTime.begin({ key: 'brief', fingerprint: 'f', leaseMs: 1, retentionMs: 1 });
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    expect((await serverTime.stats()).expired).toBeGreaterThanOrEqual(2);
+  });
+});
