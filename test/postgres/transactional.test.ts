@@ -178,6 +178,17 @@ describe('transactional mode', () => {
     expect(await rowsFor('p5')).toBe(1);
   });
 
+  it('a duplicate waiting on the row lock longer than storeTimeoutMs is load, not an outage: it replays', async () => {
+    const engine = new Engine({ store: store.transactional(), storeTimeoutMs: 50 });
+    const key = `slow-holder-${Math.random()}`;
+    const held = await engine.begin({ key, fingerprint: 'f' });
+    if (held.kind !== 'acquired') throw new Error(held.kind);
+    const duplicate = engine.begin({ key, fingerprint: 'f', waitMs: 5_000 });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    await held.claim.complete({ status: 201, headers: [], body: Buffer.from('first') });
+    expect(await duplicate).toMatchObject({ kind: 'replay' });
+  });
+
   it('at serializable isolation a waiting duplicate restarts its claim and replays', async () => {
     let release!: () => void;
     const gate = new Promise<void>((resolve) => {
