@@ -200,6 +200,16 @@ describe('headers the handler produced', () => {
     ]);
     expect(snapshotHeaders([])).toBeUndefined();
     expect(handlerHeaders(after, undefined)).toBe(after);
+    // A repeated header counts as all its lines: one line changed is a change of the header.
+    const repeated = snapshotHeaders([
+      ['link', '</a>; rel=preload'],
+      ['link', '</b>; rel=preload'],
+    ]);
+    const changed: [string, string][] = [
+      ['link', '</c>; rel=preload'],
+      ['link', '</b>; rel=preload'],
+    ];
+    expect(handlerHeaders(changed, repeated)).toEqual(changed);
   });
 });
 
