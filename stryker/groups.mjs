@@ -22,7 +22,9 @@ export const GROUPS = [
       'test/unit/engine.test.ts',
       'test/unit/idempotent.test.ts',
       'test/contract/memory.test.ts',
-      // The engine as the HTTP layer drives it (in-process, memory store), and transactional claims on PostgreSQL.
+      // The instrumentation hook as oncely/otel drives it, the engine as the HTTP layer drives it (in-process,
+      // memory store), and transactional claims on PostgreSQL.
+      'test/otel/engine.test.ts',
       'test/mutation/http-semantics.mutate.ts',
       'test/postgres/transactional.test.ts',
     ],
@@ -36,18 +38,26 @@ export const GROUPS = [
     name: 'redis',
     mutate: ['src/stores/redis/*.ts', '!src/stores/redis/index.ts'],
     tests: [
+      'test/redis/store-surface.test.ts',
       'test/mutation/redis-conformance.mutate.ts',
       'test/redis/store.test.ts',
       'test/redis/wait-for.test.ts',
+      // endpoint.ts: what the store tells telemetry about its server.
+      'test/otel/stores.test.ts',
     ],
   },
   {
     name: 'postgres',
     mutate: ['src/stores/postgres/*.ts', '!src/stores/postgres/index.ts'],
+    // Not test/postgres/isolation.test.ts (20 s of bursts at each isolation level) nor crash.test.ts (a process
+    // killed mid-transaction): too slow to run against each mutant.
     tests: [
-      'test/mutation/postgres-conformance.mutate.ts',
       'test/postgres/store.test.ts',
+      'test/mutation/postgres-conformance.mutate.ts',
       'test/postgres/transactional.test.ts',
+      'test/postgres/transaction-escape.test.ts',
+      // endpoint.ts: what the store tells telemetry about its server.
+      'test/otel/stores.test.ts',
     ],
   },
   {

@@ -277,14 +277,13 @@ export class Engine {
     }
   }
 
-  /** Releases a claim whose `begin` answered after its caller had been told the store timed out. */
-  #onLateBegin(key: string): (result: StoreBegun) => void {
+  /**
+   * Releases a claim whose `begin` answered after its caller had been told the store timed out. Plain stores
+   * only: a transactional begin is not bounded by the store timeout, so it never answers late.
+   */
+  #onLateBegin(key: string): (result: BeginResult) => void {
     return (result) => {
-      if (result.kind !== 'acquired') return;
-      if ('transaction' in result) {
-        void result.transaction.rollback();
-        this.#parts.emit({ type: 'released', key, token: result.token, reason: 'late' });
-      } else void releaseFenced(this.#parts, key, result.token, 'late');
+      if (result.kind === 'acquired') void releaseFenced(this.#parts, key, result.token, 'late');
     };
   }
 

@@ -1,10 +1,12 @@
 import { readFileSync } from 'node:fs';
 import { brotliCompressSync, deflateRawSync, deflateSync, gzipSync } from 'node:zlib';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
+import { acceptedAnswer, answerForError, replayAnswer } from '../../src/http/answers.js';
 import { withoutContentCoding } from '../../src/http/content-coding.js';
 import { headerLines, parseKeyHeader } from '../../src/http/key-header.js';
 import { LocalOutcomeCache } from '../../src/http/local-cache.js';
 import { Notices } from '../../src/http/notices.js';
+import { checkOptionNames, createShared, resolveRoute } from '../../src/http/options.js';
 import {
   defaultKeepStatus,
   handlerHeaders,
@@ -12,9 +14,11 @@ import {
   storableHeaders,
 } from '../../src/http/outcome-policy.js';
 import { ERRORS_DOC_URL, PROBLEMS, problemAnswer, retryAfterSeconds } from '../../src/http/problem.js';
+import { mediaType, requestFingerprint } from '../../src/http/request-fingerprint.js';
 import { RunTimes } from '../../src/http/run-times.js';
 import { defaultScope, defaultScopeWith, type RequestView, sessionCookies } from '../../src/http/scope.js';
-import { type InvalidKeyError, isInvalidKeyError, StoreUnavailableError } from '../../src/index.js';
+import { InvalidKeyError, isInvalidKeyError, MemoryStore, StoreUnavailableError } from '../../src/index.js';
+import { faulty } from '../unit/faulty-store.js';
 
 describe('parseKeyHeader', () => {
   it.each([
@@ -196,6 +200,16 @@ describe('headers the handler produced', () => {
     ]);
     expect(snapshotHeaders([])).toBeUndefined();
     expect(handlerHeaders(after, undefined)).toBe(after);
+    // A repeated header counts as all its lines: one line changed is a change of the header.
+    const repeated = snapshotHeaders([
+      ['link', '</a>; rel=preload'],
+      ['link', '</b>; rel=preload'],
+    ]);
+    const changed: [string, string][] = [
+      ['link', '</c>; rel=preload'],
+      ['link', '</b>; rel=preload'],
+    ];
+    expect(handlerHeaders(changed, repeated)).toEqual(changed);
   });
 });
 
@@ -347,5 +361,428 @@ describe('run times (Retry-After of a 409)', () => {
     // A moving average: one slow run moves it, it does not replace it.
     runs.observe('POST /b', 12_500);
     expect(runs.retryAfterMs('POST /b', 60_000)).toBe(5_500);
+  });
+});
+
+describe('route options', () => {
+  const base = { leaseMs: 30_000, retentionMs: 86_400_000 };
+  const resolve = (options: Record<string, unknown>, from: Parameters<typeof resolveRoute>[2] = base) =>
+    resolveRoute('hono', options as never, from);
+
+  it('each refusal names what is wrong', () => {
+    const cases: [Record<string, unknown>, RegExp][] = [
+      [{ header: 5 }, /header must be a header name/],
+      [{ header: 'Idempotency Key' }, /header must be a header name/],
+      [{ leaseMs: 9 }, /leaseMs must be a whole number from 10/],
+      [{ retentionMs: 0 }, /retentionMs must be a whole number from 1/],
+      [{ leaseMs: 1_000, retentionMs: 999 }, /retentionMs \(999\) must be at least leaseMs \(1000\)/],
+      [{ methods: 'POST' }, /methods must be an array/],
+      [{ methods: ['POST', 5] }, /methods must be an array/],
+      [{ methods: ['POST', 'HEAD'] }, /HEAD are safe/],
+      [{ methods: ['OPTIONS', 'PUT'] }, /OPTIONS are safe/],
+      [{ methods: ['GET'] }, /GET are safe/],
+      [{ required: 'yes' }, /required must be true or false/],
+      [{ failOpen: 1 }, /failOpen must be true or false/],
+      [{ waitMs: -1 }, /waitMs must be/],
+      [{ keepHeaders: 'x-request-id' }, /keepHeaders must be an array of header names/],
+      [{ keepHeaders: ['x-a', 5] }, /keepHeaders must be an array of header names/],
+      [{ keepHeaders: ['x a'] }, /keepHeaders must be an array of header names/],
+      [{ keepHeaders: ['X-A', 'Content-Length'] }, /cannot keep framing headers \(content-length\)/],
+      [{ keep: 'all' }, /keep must be a function/],
+      [{ keepServerErrors: 'yes' }, /keepServerErrors must be true or false/],
+      [{ longRunning: null }, /longRunning must be \{ location/],
+      [{ longRunning: 5 }, /longRunning must be \{ location/],
+      [{ longRunning: { location: '/ops' } }, /longRunning must be \{ location/],
+      [{ longRunning: { location: () => '/x', pollAfterMs: 0 } }, /longRunning\.pollAfterMs must be/],
+      [{ longRunning: { location: () => '/x', every: 1 } }, /longRunning: unknown option "every"/],
+      [{ fingerprint: 5 }, /fingerprint must be 'bytes', 'canonical-json' or a function/],
+      [{ scope: 5 }, /scope must be a function/],
+    ];
+    for (const [options, message] of cases)
+      expect(() => resolve(options), JSON.stringify(options)).toThrow(message);
+  });
+
+  it('the defaults, and what a route inherits from its factory unless it says otherwise', () => {
+    const defaults = resolve({});
+    expect(defaults).toMatchObject({
+      header: 'idempotency-key',
+      required: true,
+      fingerprint: 'bytes',
+      waitMs: 0,
+      failOpen: false,
+      longRunning: undefined,
+      leaseMs: 30_000,
+      retentionMs: 86_400_000,
+    });
+    expect([...defaults.methods]).toEqual(['POST', 'PATCH']);
+    expect([...defaults.keepHeaders]).toEqual([]);
+    expect([defaults.keep(201), defaults.keep(500)]).toEqual([true, false]);
+    const factory = resolve({
+      header: 'X-Request-Key',
+      methods: ['PUT'],
+      required: false,
+      fingerprint: 'canonical-json',
+      keepHeaders: ['X-Trace'],
+      keepServerErrors: true,
+      waitMs: 200,
+      failOpen: true,
+      longRunning: { location: (id: string) => `/ops/${id}` },
+      leaseMs: 1_000,
+      retentionMs: 5_000,
+    });
+    expect(factory.header).toBe('x-request-key');
+    expect(factory.keep(500)).toBe(true);
+    expect(factory.longRunning?.pollAfterMs).toBe(1_000);
+    const route = resolve({}, factory);
+    expect(route).toMatchObject({
+      header: 'x-request-key',
+      required: false,
+      fingerprint: 'canonical-json',
+      waitMs: 200,
+      failOpen: true,
+      leaseMs: 1_000,
+      retentionMs: 5_000,
+    });
+    expect([...route.methods]).toEqual(['PUT']);
+    expect([...route.keepHeaders]).toEqual(['x-trace']);
+    expect(route.keep(500)).toBe(true);
+    expect(route.longRunning?.location('a')).toBe('/ops/a');
+    expect(route.scope).toBe(factory.scope);
+    // A route's own keep wins over keepServerErrors; keepServerErrors: false over an inherited keep.
+    const own = resolve({ keep: (status: number) => status === 418, keepServerErrors: true }, factory);
+    expect([own.keep(418), own.keep(500)]).toEqual([true, false]);
+    expect(resolve({ keepServerErrors: false }, factory).keep(500)).toBe(false);
+    expect(resolve({ fingerprint: 'bytes' }, factory).fingerprint).toBe('bytes');
+    const byUser = (request: unknown) => request;
+    expect(resolve({ fingerprint: byUser }).fingerprint).toBe(byUser);
+  });
+
+  it("a scope function's value is the scope (apart from the default's), and one that is not a string fails the request", () => {
+    const view = { request: { tenant: 't1' } } as unknown as RequestView<{ tenant: unknown }>;
+    const custom = resolve({ scope: (request: { tenant: unknown }) => request.tenant });
+    expect(custom.scope(view)).toBe('custom\nt1');
+    const bad = { request: { tenant: 7 } } as unknown as RequestView<{ tenant: unknown }>;
+    expect(() => custom.scope(bad)).toThrow(/scope: the function must return a string/);
+    const warn = vi.spyOn(process, 'emitWarning').mockImplementation(() => {});
+    try {
+      const global = resolve({ scope: 'global' });
+      expect(global.scope(view)).toBe('global');
+      expect(warn).toHaveBeenCalledWith(
+        expect.stringContaining("scope 'global'"),
+        'OncelyGlobalScopeWarning',
+      );
+    } finally {
+      warn.mockRestore();
+    }
+  });
+});
+
+describe('factory options shared by every route', () => {
+  const store = new MemoryStore();
+  it('are refused by name: anything but an object, an unknown name, a bad onEvent or localCache', () => {
+    for (const [options, message] of [
+      [null, /oncely\/hono: options are required/],
+      ['store', /oncely\/hono: options are required/],
+      [{ store, requried: true }, /oncely\/hono: unknown option "requried"/],
+    ] as const)
+      expect(() => checkOptionNames('hono', options)).toThrow(message);
+    expect(() => checkOptionNames('hono', { store, stream: true }, ['stream'])).not.toThrow();
+    for (const [options, message] of [
+      [{ store, onEvent: 'log' }, /onEvent must be a function/],
+      [{ store, localCache: null }, /localCache must be true, false or/],
+      [{ store, localCache: 'yes' }, /localCache must be true, false or/],
+      [{ store, localCache: { size: 1 } }, /localCache: unknown option "size"/],
+      [{ store, localCache: { maxEntries: 0 } }, /localCache\.maxEntries must be/],
+      [{ store, localCache: { maxBytes: 0 } }, /localCache\.maxBytes must be/],
+      [{ store, localCache: { ttlMs: 0 } }, /localCache\.ttlMs must be/],
+    ] as const)
+      expect(() => createShared('hono', options as never)).toThrow(message);
+  });
+
+  it('localCache: true caches up to 64 MiB and a minute; false or absent caches nothing; maxBodyBytes is passed on', () => {
+    expect(createShared('hono', { store }).cache).toBeUndefined();
+    expect(createShared('hono', { store, localCache: false }).cache).toBeUndefined();
+    const { cache, maxBodyBytes } = createShared('hono', { store, localCache: true, logger: false });
+    const body = { status: 201, headers: [], body: new Uint8Array(1024 * 1024) };
+    cache!.remember('k', 'f', body, Date.now() + 3_600_000, 0);
+    expect(cache!.lookup('k', 'f', 59_999).kind).toBe('hit');
+    expect(cache!.lookup('k', 'f', 60_000).kind).toBe('miss');
+    expect(maxBodyBytes).toBe(1024 * 1024);
+    expect(createShared('hono', { store, maxBodyBytes: 10 }).maxBodyBytes).toBe(10);
+  });
+
+  it("calls the user's onEvent with every event, and tells the logger of store failures too", async () => {
+    const events: string[] = [];
+    const warnings: string[] = [];
+    const failing = faulty(new MemoryStore());
+    const { engine } = createShared('hono', {
+      store: failing,
+      breaker: false,
+      onEvent: (event) => events.push(event.type),
+      logger: { warn: (message: string) => warnings.push(message) },
+    });
+    await engine.inspect('k');
+    failing.fail.add('get');
+    await engine.inspect('k').catch(() => {});
+    expect(events).toEqual(['storeError']);
+    expect(warnings).toHaveLength(1);
+    // Without an onEvent of the user's, store failures still reach the logger.
+    const quiet: string[] = [];
+    const { engine: plain } = createShared('hono', {
+      store: failing,
+      breaker: false,
+      logger: { warn: (message: string) => quiet.push(message) },
+    });
+    await plain.inspect('k').catch(() => {});
+    expect(quiet).toHaveLength(1);
+  });
+});
+
+describe('LocalOutcomeCache accounting', () => {
+  const answer = (bytes: number) => ({ status: 201, headers: [], body: new Uint8Array(bytes) });
+  it('counts each body plus 256 bytes; an entry of exactly maxBytes fits; replacing one frees its bytes', () => {
+    const cache = new LocalOutcomeCache({ maxEntries: 10, maxBytes: 356, ttlMs: 60_000 });
+    cache.remember('a', 'f', answer(100), 1e12, 0);
+    expect(cache.bytes).toBe(356);
+    expect(cache.lookup('a', 'f', 1).kind).toBe('hit');
+    cache.remember('a', 'f', answer(50), 1e12, 0);
+    expect(cache.bytes).toBe(306);
+    expect(cache.size).toBe(1);
+    cache.remember('b', 'f', answer(101), 1e12, 0);
+    expect(cache.lookup('b', 'f', 1).kind).toBe('miss');
+    expect(cache.lookup('a', 'f', 1).kind).toBe('hit');
+    // A record that expires now is not kept at all.
+    cache.remember('c', 'f', answer(1), 500, 500);
+    expect(cache.lookup('c', 'f', 499).kind).toBe('miss');
+    expect(cache.bytes).toBe(306);
+  });
+});
+
+describe('run times, bounded', () => {
+  it('remember the last 1,000 routes', () => {
+    const runs = new RunTimes();
+    for (let route = 0; route < 1_000; route++) runs.observe(`POST /r${route}`, 5_000);
+    expect(runs.retryAfterMs('POST /r0', 60_000)).toBe(5_000);
+    runs.observe('POST /r1000', 5_000);
+    expect(runs.retryAfterMs('POST /r0', 60_000)).toBe(1_000);
+    expect(runs.retryAfterMs('POST /r1', 60_000)).toBe(5_000);
+  });
+});
+
+describe('request fingerprints', () => {
+  const view = (
+    parts: {
+      bodyBytes?: string | Uint8Array;
+      parsedBody?: unknown;
+      type?: string;
+      target?: string;
+      method?: string;
+    } = {},
+  ): RequestView<unknown> => ({
+    request: parts,
+    method: parts.method ?? 'POST',
+    route: undefined,
+    target: parts.target ?? '/pay',
+    header: (name) => (name === 'content-type' ? parts.type : undefined),
+    bodyBytes: typeof parts.bodyBytes === 'string' ? Buffer.from(parts.bodyBytes) : parts.bodyBytes,
+    parsedBody: parts.parsedBody,
+  });
+  const bytes = (parts: Parameters<typeof view>[0]) => requestFingerprint(view(parts), 'bytes');
+  const canonical = (parts: Parameters<typeof view>[0]) => requestFingerprint(view(parts), 'canonical-json');
+
+  it('media types are compared without parameters, case or spaces; no Content-Type is its own', () => {
+    expect(mediaType(' Application/JSON ; charset=utf-8')).toBe('application/json');
+    expect(mediaType('text/plain')).toBe('text/plain');
+    expect(mediaType(undefined)).toBe('');
+    const json = { bodyBytes: '{"a":1}' };
+    expect(bytes({ ...json, type: 'application/json' })).toBe(
+      bytes({ ...json, type: 'Application/Json; charset=UTF-8' }),
+    );
+    expect(bytes(json)).not.toBe(bytes({ ...json, type: 'application/json' }));
+  });
+
+  it('a parsed body stands in for the bytes a framework did not keep, as its JSON text', () => {
+    expect(bytes({ parsedBody: { a: 1 } })).toBe(bytes({ bodyBytes: '{"a":1}' }));
+    expect(bytes({ parsedBody: 'plain text' })).toBe(bytes({ bodyBytes: 'plain text' }));
+    expect(bytes({ parsedBody: Buffer.from([1, 2, 3]) })).toBe(
+      bytes({ bodyBytes: new Uint8Array([1, 2, 3]) }),
+    );
+    expect(bytes({ parsedBody: null })).toBe(bytes({}));
+    expect(bytes({ parsedBody: undefined })).toBe(bytes({ bodyBytes: new Uint8Array(0) }));
+    expect(bytes({ parsedBody: { a: 1 } })).not.toBe(bytes({ parsedBody: { a: 2 } }));
+  });
+
+  it('canonical-json ignores key order and whitespace, from bytes or a parsed body; what is not JSON counts as it is', () => {
+    const reference = canonical({ bodyBytes: '{"a":2,"b":1}' });
+    expect(canonical({ bodyBytes: ' { "b": 1, "a": 2 } ' })).toBe(reference);
+    expect(canonical({ parsedBody: { b: 1, a: 2 } })).toBe(reference);
+    expect(canonical({ parsedBody: '{"b":1,"a":2}' })).toBe(reference);
+    expect(canonical({ parsedBody: Buffer.from('{"b":1,"a":2}') })).toBe(reference);
+    expect(canonical({ parsedBody: null })).toBe(canonical({}));
+    expect(canonical({ bodyBytes: '' })).toBe(canonical({}));
+    expect(canonical({ parsedBody: '' })).toBe(canonical({}));
+    expect(canonical({ bodyBytes: 'not json' })).toBe(canonical({ parsedBody: 'not json' }));
+    expect(canonical({ bodyBytes: 'not json' })).not.toBe(canonical({ bodyBytes: 'not json!' }));
+    expect(canonical({ parsedBody: { a: 1 } })).not.toBe(canonical({ parsedBody: { a: 2 } }));
+  });
+
+  it("a fingerprint function's value replaces media type and body; method and target still count", () => {
+    const byTenant = (request: unknown) => ({ amount: (request as { amount?: number }).amount ?? 0 });
+    const of = (parts: Parameters<typeof view>[0] & { amount?: number }) =>
+      requestFingerprint(view(parts), byTenant);
+    expect(of({ amount: 5, bodyBytes: 'x', type: 'text/plain' })).toBe(of({ amount: 5, bodyBytes: 'y' }));
+    expect(of({ amount: 5 })).not.toBe(of({ amount: 6 }));
+    expect(of({ amount: 5, target: '/refund' })).not.toBe(of({ amount: 5 }));
+    expect(of({ amount: 5, method: 'PATCH' })).not.toBe(of({ amount: 5 }));
+  });
+
+  it('are the same on a Node without crypto.hash (before 20.12)', async () => {
+    const parts = [{ bodyBytes: '{"a":1}', type: 'application/json' }, { parsedBody: 'text' }, {}];
+    const expected = parts.map((each) => [bytes(each), canonical(each)]);
+    vi.resetModules();
+    vi.doMock('node:crypto', async (original) => ({
+      ...(await original<typeof import('node:crypto')>()),
+      hash: undefined,
+    }));
+    try {
+      const older = await import('../../src/http/request-fingerprint.js');
+      const again = parts.map((each) => [
+        older.requestFingerprint(view(each), 'bytes'),
+        older.requestFingerprint(view(each), 'canonical-json'),
+      ]);
+      expect(again).toEqual(expected);
+    } finally {
+      vi.doUnmock('node:crypto');
+      vi.resetModules();
+    }
+  });
+});
+
+describe('default scope, the edges', () => {
+  const view = (headers: Record<string, string>, target = '/payments?x=1'): RequestView<undefined> => ({
+    request: undefined,
+    method: 'POST',
+    route: undefined,
+    target,
+    header: (name) => headers[name],
+    bodyBytes: undefined,
+    parsedBody: undefined,
+  });
+
+  it('without a route template the path stands in, its query left out', () => {
+    expect(defaultScope(view({}, '/payments?x=1'))).toBe(defaultScope(view({}, '/payments?x=2')));
+    expect(defaultScope(view({}, '/payments'))).toBe('POST /payments\n');
+  });
+
+  it('an API key alone identifies the client: no notice, and a non-session cookie beside it is not counted', () => {
+    const said: string[] = [];
+    const scope = defaultScopeWith({
+      anonymous: (route) => said.push(`anonymous ${route}`),
+      wholeCookie: (route) => said.push(`whole ${route}`),
+    });
+    expect(scope(view({ 'x-api-key': 'k1', cookie: 'theme=dark' }))).toBe('POST /payments\n\nx-api-key: k1');
+    expect(said).toEqual([]);
+    // An empty Cookie header is no cookie at all.
+    expect(scope(view({ cookie: '' }))).toBe('POST /payments\n');
+    expect(said).toEqual(['anonymous /payments']);
+  });
+
+  it('a session cookie is told by its name, never its value; a cookie without a value counts by its name', () => {
+    expect(sessionCookies('theme=sessionless; lang=jwt')).toBe('');
+    expect(sessionCookies('sid; theme=dark')).toBe('sid');
+  });
+});
+
+describe('idempotency key header, the edges', () => {
+  const reasonOf = (raw: string) => {
+    try {
+      parseKeyHeader(raw);
+    } catch (error) {
+      return (error as InvalidKeyError).reason;
+    }
+    return undefined;
+  };
+
+  it('optional whitespace on either side alone is trimmed too', () => {
+    expect(parseKeyHeader(' abc')).toBe('abc');
+    expect(parseKeyHeader('abc\t')).toBe('abc');
+    expect(parseKeyHeader('"a~b"')).toBe('a~b');
+  });
+
+  it('a quoted key says what is wrong first: a control character, or a key too long, before a missing quote', () => {
+    expect(reasonOf(`"\u0001${'x'.repeat(300)}"`)).toBe('bad-characters');
+    expect(reasonOf(`"${'x'.repeat(300)}`)).toBe('too-long');
+    expect(reasonOf(`"${'x'.repeat(250)}`)).toBe('bad-quoting');
+  });
+
+  it('counts only lines of exactly that header name', () => {
+    const raw = [
+      'Idempotency-Key',
+      'a',
+      'idempotency-kez',
+      'b',
+      'X-Idempotency-Key',
+      'c',
+      'IDEMPOTENCY-KEY',
+      'd',
+    ];
+    expect(headerLines(raw, 'idempotency-key')).toBe(2);
+  });
+});
+
+describe('answers', () => {
+  const json = (answer: { body: Uint8Array }) => JSON.parse(Buffer.from(answer.body).toString('utf8'));
+  const header = (answer: { headers: readonly (readonly [string, string])[] }, name: string) =>
+    answer.headers.filter(([each]) => each === name).map(([, value]) => value);
+
+  it('a missing key is key-missing; any other bad key is key-malformed with its reason', () => {
+    const missing = answerForError(new InvalidKeyError('missing', 'm'))!;
+    expect(json(missing)).toMatchObject({ type: `${ERRORS_DOC_URL}#key-missing`, status: 400 });
+    const malformed = answerForError(new InvalidKeyError('too-long', 'm'))!;
+    expect(json(malformed)).toMatchObject({ type: `${ERRORS_DOC_URL}#key-malformed`, reason: 'too-long' });
+    expect(answerForError(new Error('the handler failed'))).toBeUndefined();
+    expect(answerForError('a string')).toBeUndefined();
+  });
+
+  it('a response not retained keeps its status and its headers but those describing the missing body', () => {
+    const answer = replayAnswer({
+      retained: false,
+      status: 201,
+      headers: [
+        ['content-type', 'application/json'],
+        ['content-language', 'en'],
+        ['location', '/payments/1'],
+      ],
+    });
+    expect(answer.status).toBe(201);
+    expect(header(answer, 'location')).toEqual(['/payments/1']);
+    expect(header(answer, 'idempotent-replayed')).toEqual(['true']);
+    expect(header(answer, 'content-type')).toEqual(['application/problem+json']);
+    expect(header(answer, 'content-language')).toEqual([]);
+    expect(json(answer)).toMatchObject({ originalStatus: 201 });
+  });
+
+  it('202 Accepted for a long-running request: JSON naming where to poll, Retry-After in seconds', () => {
+    const accepted = acceptedAnswer('/operations/1', 1_500);
+    expect(accepted.status).toBe(202);
+    expect(accepted.headers).toEqual([
+      ['content-type', 'application/json'],
+      ['retry-after', '2'],
+      ['location', '/operations/1'],
+    ]);
+    expect(json(accepted)).toEqual({ status: 'in-progress', location: '/operations/1' });
+    expect(header(acceptedAnswer(undefined, 1_000), 'location')).toEqual([]);
+  });
+
+  it('a problem without a Retry-After sends none', () => {
+    expect(header(problemAnswer('key-reused', 'reused'), 'retry-after')).toEqual([]);
+  });
+});
+
+describe('content codings, listed loosely', () => {
+  it('empty list members are skipped, as RFC 9110 lists allow', () => {
+    const body = Buffer.from('{"a":1}');
+    const decoded = withoutContentCoding([['content-encoding', ' , gzip,']], gzipSync(body), 1_000);
+    expect(Buffer.from(decoded!.body).equals(body)).toBe(true);
   });
 });

@@ -100,7 +100,8 @@ describe('package.json', () => {
     expectSuccess(listing);
     const files = listing.stdout.trim().split('\n');
     const strays = files.filter(
-      (file) => !/^package\/(dist\/.+\.(js|d\.ts)|docs\/.+\.(md|png)|README\.md|LICENSE|package\.json)$/.test(file),
+      (file) =>
+        !/^package\/(dist\/.+\.(js|d\.ts)|docs\/.+\.(md|png)|README\.md|LICENSE|package\.json)$/.test(file),
     );
     expect(strays).toEqual([]);
     expect(files).toContain('package/dist/cli/main.js');

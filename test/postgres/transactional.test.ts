@@ -1,6 +1,7 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  type BlobStore,
   Engine,
   FingerprintMismatchError,
   InProgressError,
@@ -175,6 +176,17 @@ describe('transactional mode', () => {
     expect(b).toEqual({ value: a.value, replayed: true });
     expect(runs()).toBe(1);
     expect(await rowsFor('p5')).toBe(1);
+  });
+
+  it('a duplicate waiting on the row lock longer than storeTimeoutMs is load, not an outage: it replays', async () => {
+    const engine = new Engine({ store: store.transactional(), storeTimeoutMs: 50 });
+    const key = `slow-holder-${Math.random()}`;
+    const held = await engine.begin({ key, fingerprint: 'f' });
+    if (held.kind !== 'acquired') throw new Error(held.kind);
+    const duplicate = engine.begin({ key, fingerprint: 'f', waitMs: 5_000 });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    await held.claim.complete({ status: 201, headers: [], body: Buffer.from('first') });
+    expect(await duplicate).toMatchObject({ kind: 'replay' });
   });
 
   it('at serializable isolation a waiting duplicate restarts its claim and replays', async () => {
@@ -406,5 +418,113 @@ describe('a transactional claim owns its transaction', () => {
     const retry = await engine.begin({ key: id, fingerprint: 'f' });
     expect(retry.kind).toBe('acquired');
     if (retry.kind === 'acquired') await retry.claim.release();
+  });
+});
+
+describe('a transactional claim, settled once', () => {
+  const body = { status: 201, headers: [], body: Buffer.from('ok') };
+  const pidOf = async (claim: { transaction?: unknown }) =>
+    (await transactionOf(claim).query('SELECT pg_backend_pid() AS pid')).rows[0].pid as number;
+  function recording() {
+    const events: OncelyEvent[] = [];
+    const operations: string[] = [];
+    const engine = (options: { leaseMs?: number; blobStore?: BlobStore; maxBodyBytes?: number } = {}) =>
+      new Engine({
+        store: store.transactional(),
+        onEvent: (event) => events.push(event),
+        instrumentation: {
+          engine: () => ({
+            start: () => ({
+              store: (operation, call) => {
+                operations.push(operation);
+                return call();
+              },
+              run: (code) => code(),
+              event: () => {},
+              end: () => {},
+            }),
+          }),
+        },
+        ...options,
+      });
+    return { events, operations, engine };
+  }
+  const acquire = async (engine: Engine, key: string) => {
+    const begun = await engine.begin({ key, fingerprint: 'f' });
+    if (begun.kind !== 'acquired') throw new Error(`expected acquired, got ${begun.kind}`);
+    return begun.claim;
+  };
+
+  it('commits once: a second complete or a release is refused, disposing afterwards changes nothing', async () => {
+    const { events, operations, engine } = recording();
+    const claim = await acquire(engine(), `once-${Math.random()}`);
+    await claim.complete(body);
+    expect(claim.settled).toBe(true);
+    await expect(claim.complete(body)).rejects.toMatchObject({
+      name: 'ClaimSettledError',
+      attempted: 'complete',
+    });
+    await expect(claim.release()).rejects.toMatchObject({ name: 'ClaimSettledError', attempted: 'release' });
+    await claim[Symbol.asyncDispose]();
+    expect(events.map((event) => event.type)).toEqual(['acquired', 'completed']);
+    expect(operations).toEqual(['begin', 'commit']);
+  });
+
+  it('a release says why (notKept unless told, disposed when left unsettled) and rolls back', async () => {
+    const { events, operations, engine } = recording();
+    const tx = engine();
+    const released = await acquire(tx, `release-${Math.random()}`);
+    await released.release();
+    await (async () => {
+      await using _claim = await acquire(tx, `dispose-${Math.random()}`);
+    })();
+    expect(events.filter((event) => event.type === 'released')).toMatchObject([
+      { reason: 'notKept', token: released.token },
+      { reason: 'disposed' },
+    ]);
+    expect(operations).toEqual(['begin', 'rollback', 'begin', 'rollback']);
+  });
+
+  it('at the lease end it is settled and lost: a release then resolves quietly, and so does dispose', async () => {
+    const claim = await acquire(recording().engine({ leaseMs: 100 }), `lost-${Math.random()}`);
+    await new Promise((resolve) => claim.signal.addEventListener('abort', resolve));
+    expect(claim.settled).toBe(true);
+    await expect(claim.release()).resolves.toBeUndefined();
+    await claim[Symbol.asyncDispose]();
+  });
+
+  it('reports the lease end as leaseLost, with a rollback as its last store call', async () => {
+    const { events, operations, engine } = recording();
+    const claim = await acquire(engine({ leaseMs: 100 }), `lost-${Math.random()}`);
+    await new Promise((resolve) => claim.signal.addEventListener('abort', resolve));
+    await expect.poll(() => operations).toEqual(['begin', 'rollback']);
+    expect(events.map((event) => event.type)).toEqual(['acquired', 'leaseLost']);
+  });
+
+  it('a connection lost mid-claim aborts its signal; the complete that follows is a store error, reported as commit', async () => {
+    const { events, engine } = recording();
+    const claim = await acquire(engine(), `killed-${Math.random()}`);
+    await db.pool.query('SELECT pg_terminate_backend($1)', [await pidOf(claim)]);
+    await new Promise((resolve) =>
+      claim.signal.aborted ? resolve(undefined) : claim.signal.addEventListener('abort', resolve),
+    );
+    expect(isStoreUnavailableError(claim.signal.reason)).toBe(true);
+    await expect(claim.complete(body)).rejects.toSatisfy(isStoreUnavailableError);
+    expect(events.find((event) => event.type === 'storeError')).toMatchObject({ operation: 'commit' });
+  });
+
+  it('an outcome the blob store refuses rolls the claim back: the key is free, the writes gone', async () => {
+    const blobStore: BlobStore = {
+      put: async () => Promise.reject(new Error('blob store down')),
+      get: async () => undefined,
+    };
+    const { engine } = recording();
+    const tx = engine({ blobStore, maxBodyBytes: 1 });
+    const id = `blob-${Math.random()}`;
+    const claim = await acquire(tx, id);
+    await transactionOf(claim).query(`INSERT INTO ${payments} (id, cents) VALUES ($1, 1)`, [id]);
+    await expect(claim.complete(body)).rejects.toThrow('blob store down');
+    expect(await rowsFor(id)).toBe(0);
+    expect((await tx.begin({ key: id, fingerprint: 'f' })).kind).toBe('acquired');
   });
 });

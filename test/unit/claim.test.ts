@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import {
   ClaimSettledError,
   Engine,
@@ -6,6 +6,7 @@ import {
   MemoryStore,
   type OncelyEvent,
   type Outcome,
+  type Store,
 } from '../../src/index.js';
 import { faulty } from './faulty-store.js';
 
@@ -93,5 +94,138 @@ describe('Claim', () => {
     expect(await settled).toBeInstanceOf(LeaseLostError);
     const record = await memory.get('k');
     expect(Buffer.from(record!.outcome!.body).toString()).toBe('new owner');
+  });
+});
+
+/** A MemoryStore whose renewals wait for `answer()`, and which records each renewal's lease. */
+function gatedRenewals(inner = new MemoryStore()) {
+  const leases: number[] = [];
+  const pending: (() => void)[] = [];
+  let failNext = false;
+  const store: Store = {
+    name: 'gated',
+    begin: (input) => inner.begin(input),
+    complete: (input) => inner.complete(input),
+    release: (input) => inner.release(input),
+    renew: (input) => {
+      leases.push(input.leaseMs);
+      const fail = failNext;
+      return new Promise((resolve, reject) =>
+        pending.push(() => (fail ? reject(new Error('renewal lost')) : resolve(inner.renew(input)))),
+      );
+    },
+    get: (key) => inner.get(key),
+    delete: (key) => inner.delete(key),
+  };
+  return {
+    store,
+    leases,
+    /** Answers the renewals sent so far. */
+    answer: () => {
+      for (const settle of pending.splice(0)) settle();
+    },
+    failRenewals: () => {
+      failNext = true;
+    },
+  };
+}
+
+describe('Claim leases', () => {
+  it('a renewal still in flight when the claim settles is the last: nothing renews, fences or aborts after', async () => {
+    for (const failing of [false, true]) {
+      const gated = gatedRenewals();
+      if (failing) gated.failRenewals();
+      const events: OncelyEvent[] = [];
+      const engine = new Engine({ store: gated.store, leaseMs: 300, onEvent: (e) => events.push(e) });
+      const claim = await acquire(engine);
+      await vi.waitFor(() => expect(gated.leases).toHaveLength(1), { interval: 5 });
+      await claim.complete(outcome('done'));
+      // The renewal comes back after the complete: fenced (the record is completed now), or failed.
+      gated.answer();
+      await sleep(250);
+      expect(gated.leases).toHaveLength(1);
+      expect(claim.signal.aborted).toBe(false);
+      // A renewal that failed is reported as a store error, nothing more.
+      const expected = failing ? ['acquired', 'completed', 'storeError'] : ['acquired', 'completed'];
+      expect(events.map((e) => e.type)).toEqual(expected);
+    }
+  });
+
+  it('with leaseUntil, no lease reaches past it: the first is cut short, the claim is lost there, the key free', async () => {
+    const store = new MemoryStore();
+    const engine = new Engine({ store, leaseMs: 30_000 });
+    const until = Date.now() + 150;
+    const begun = await engine.begin({ key: 'k', fingerprint: 'f', leaseUntil: until });
+    if (begun.kind !== 'acquired') throw new Error(begun.kind);
+    const { claim } = begun;
+    const record = await store.get('k');
+    expect(record!.leaseUntil).toBeLessThanOrEqual(until);
+    expect(record!.leaseUntil).toBeGreaterThan(until - 100);
+    expect(claim.deadline).toBeLessThanOrEqual(until);
+    // No renewal is due for 10 s: the claim gives up at `until` all the same.
+    const abortedAt = await new Promise<number>((resolve) =>
+      claim.signal.addEventListener('abort', () => resolve(Date.now())),
+    );
+    expect(abortedAt).toBeGreaterThanOrEqual(claim.deadline);
+    expect(abortedAt).toBeLessThan(until + 1_000);
+    expect(claim.signal.reason).toBeInstanceOf(LeaseLostError);
+    const next = await engine.begin({ key: 'k', fingerprint: 'f' });
+    expect(next).toMatchObject({ kind: 'acquired', claim: { takeover: true, attempt: 2 } });
+  });
+
+  it('with leaseUntil, renewals ask only for the time left before it, and none is sent once it has passed', async () => {
+    const gated = gatedRenewals();
+    const engine = new Engine({ store: gated.store, leaseMs: 60 });
+    const until = Date.now() + 100;
+    const claim = await acquire(engine);
+    await claim.release();
+    const begun = await engine.begin({ key: 'j', fingerprint: 'f', leaseUntil: until });
+    if (begun.kind !== 'acquired') throw new Error(begun.kind);
+    const renewed = setInterval(gated.answer, 5);
+    await sleep(250);
+    clearInterval(renewed);
+    expect(begun.claim.signal.aborted).toBe(true);
+    expect(gated.leases.length).toBeGreaterThan(0);
+    for (const lease of gated.leases) {
+      expect(lease).toBeGreaterThan(0);
+      expect(lease).toBeLessThanOrEqual(60);
+    }
+    // The renewals after the first are cut at `until`, so each asks for less than a whole lease.
+    expect(Math.min(...gated.leases)).toBeLessThan(60);
+  });
+
+  it('a leaseUntil already past still claims the key, for 1 ms', async () => {
+    const store = new MemoryStore();
+    const engine = new Engine({ store, leaseMs: 30_000 });
+    const sent = Date.now();
+    const begun = await engine.begin({ key: 'k', fingerprint: 'f', leaseUntil: sent - 5_000 });
+    if (begun.kind !== 'acquired') throw new Error(begun.kind);
+    const record = await store.get('k');
+    expect(record!.leaseUntil).toBeGreaterThanOrEqual(sent + 1);
+    expect(record!.leaseUntil).toBeLessThanOrEqual(Date.now() + 1);
+  });
+
+  it('a retried complete that finds the key deleted meanwhile is a lost lease', async () => {
+    const inner = new MemoryStore();
+    let first = true;
+    const store: Store = {
+      name: 'flaky',
+      begin: (input) => inner.begin(input),
+      // The first attempt never reaches the store, and the key is deleted before the retry.
+      complete: async (input) => {
+        if (!first) return inner.complete(input);
+        first = false;
+        await inner.delete(input.key);
+        throw new Error('connection reset');
+      },
+      release: (input) => inner.release(input),
+      renew: (input) => inner.renew(input),
+      get: (key) => inner.get(key),
+      delete: (key) => inner.delete(key),
+    };
+    const engine = new Engine({ store, breaker: false });
+    const claim = await acquire(engine);
+    await expect(claim.complete(outcome('x'))).rejects.toBeInstanceOf(LeaseLostError);
+    expect(await inner.get('k')).toBeUndefined();
   });
 });

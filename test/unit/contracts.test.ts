@@ -20,6 +20,7 @@ import {
   ResponseNotRetainedError,
   type Store,
   StoreUnavailableError,
+  TransactionEscapedError,
   validateKey,
 } from '../../src/index.js';
 import { CircuitBreaker } from '../../src/store.js';
@@ -31,34 +32,53 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('errors', () => {
   // Callers branch on `code` and the isX() guards (docs/errors.md); the guards match by name across copies.
-  const cases = [
-    [new InvalidOptionsError('m'), 'InvalidOptionsError', 'ONCELY_INVALID_OPTIONS', 'isInvalidOptionsError'],
-    [new InvalidKeyError('empty', 'm'), 'InvalidKeyError', 'ONCELY_INVALID_KEY', 'isInvalidKeyError'],
-    [new InProgressError(1_500, 2), 'InProgressError', 'ONCELY_IN_PROGRESS', 'isInProgressError'],
+  // Built inside the test, not when the file is collected: `npm run mutate` sees only what runs in a test.
+  const errorCases = () =>
     [
-      new FingerprintMismatchError(),
-      'FingerprintMismatchError',
-      'ONCELY_FINGERPRINT_MISMATCH',
-      'isFingerprintMismatchError',
-    ],
-    [
-      new StoreUnavailableError('m'),
-      'StoreUnavailableError',
-      'ONCELY_STORE_UNAVAILABLE',
-      'isStoreUnavailableError',
-    ],
-    [new LeaseLostError(7), 'LeaseLostError', 'ONCELY_LEASE_LOST', 'isLeaseLostError'],
-    [new CorruptRecordError('m'), 'CorruptRecordError', 'ONCELY_CORRUPT_RECORD', 'isCorruptRecordError'],
-    [
-      new ResponseNotRetainedError(201),
-      'ResponseNotRetainedError',
-      'ONCELY_RESPONSE_NOT_RETAINED',
-      'isResponseNotRetainedError',
-    ],
-    [new ClaimSettledError(7, 'release'), 'ClaimSettledError', 'ONCELY_CLAIM_SETTLED', 'isClaimSettledError'],
-  ] as const;
+      [
+        new InvalidOptionsError('m'),
+        'InvalidOptionsError',
+        'ONCELY_INVALID_OPTIONS',
+        'isInvalidOptionsError',
+      ],
+      [new InvalidKeyError('empty', 'm'), 'InvalidKeyError', 'ONCELY_INVALID_KEY', 'isInvalidKeyError'],
+      [new InProgressError(1_500, 2), 'InProgressError', 'ONCELY_IN_PROGRESS', 'isInProgressError'],
+      [
+        new FingerprintMismatchError(),
+        'FingerprintMismatchError',
+        'ONCELY_FINGERPRINT_MISMATCH',
+        'isFingerprintMismatchError',
+      ],
+      [
+        new StoreUnavailableError('m'),
+        'StoreUnavailableError',
+        'ONCELY_STORE_UNAVAILABLE',
+        'isStoreUnavailableError',
+      ],
+      [new LeaseLostError(7), 'LeaseLostError', 'ONCELY_LEASE_LOST', 'isLeaseLostError'],
+      [new CorruptRecordError('m'), 'CorruptRecordError', 'ONCELY_CORRUPT_RECORD', 'isCorruptRecordError'],
+      [
+        new ResponseNotRetainedError(201),
+        'ResponseNotRetainedError',
+        'ONCELY_RESPONSE_NOT_RETAINED',
+        'isResponseNotRetainedError',
+      ],
+      [
+        new ClaimSettledError(7, 'release'),
+        'ClaimSettledError',
+        'ONCELY_CLAIM_SETTLED',
+        'isClaimSettledError',
+      ],
+      [
+        new TransactionEscapedError(7),
+        'TransactionEscapedError',
+        'ONCELY_TRANSACTION_ESCAPED',
+        'isTransactionEscapedError',
+      ],
+    ] as const;
 
   it('carry a stable code and name, and each guard recognises its own class only', () => {
+    const cases = errorCases();
     for (const [error, name, code, guard] of cases) {
       expect(error.name).toBe(name);
       expect(error.code).toBe(code);
@@ -81,6 +101,8 @@ describe('errors', () => {
     expect('cause' in new StoreUnavailableError('m')).toBe(false);
     expect(new StoreUnavailableError('m').outcomeStored).toBe(false);
     expect(new StoreUnavailableError('m', { outcomeStored: true }).outcomeStored).toBe(true);
+    expect(new TransactionEscapedError(7)).toMatchObject({ token: 7, outcomeStored: false });
+    expect(new TransactionEscapedError(7, { outcomeStored: true }).outcomeStored).toBe(true);
   });
 
   it('isOncelyError wants an Error whose code is a string starting with ONCELY_', () => {
@@ -215,6 +237,50 @@ describe('the store guard', () => {
     expect(events.filter((event) => event.type === 'storeError')).toEqual([]);
     store.get = MemoryStore.prototype.get;
     expect(await engine.inspect('k')).toBeUndefined();
+  });
+});
+
+describe('the store guard counts failures', () => {
+  it('a call that timed out and then fails late is one failure, not two', async () => {
+    const events: OncelyEvent[] = [];
+    const store = new MemoryStore();
+    const engine = new Engine({
+      store,
+      storeTimeoutMs: 10,
+      breaker: { failureThreshold: 2, probeIntervalMs: 60_000 },
+      onEvent: (e) => events.push(e),
+    });
+    store.get = () => sleep(40).then(() => Promise.reject(new Error('late failure')));
+    await expect(engine.inspect('k')).rejects.toSatisfy(isStoreUnavailableError);
+    await sleep(80);
+    store.get = MemoryStore.prototype.get;
+    // Counted twice, the one failure would have reached the threshold and opened the circuit.
+    expect(await engine.inspect('k')).toBeUndefined();
+    expect(events.filter((event) => event.type === 'storeError')).toHaveLength(1);
+  });
+
+  it('a corrupt record is the data failing, not the store: it clears the count of store failures', async () => {
+    const store = faulty(new MemoryStore());
+    const engine = new Engine({ store, breaker: { failureThreshold: 2, probeIntervalMs: 60_000 } });
+    const corrupt = () => Promise.reject(new CorruptRecordError('unreadable'));
+    const get = store.get;
+    store.fail.add('get');
+    await expect(engine.inspect('k')).rejects.toSatisfy(isStoreUnavailableError);
+    store.fail.delete('get');
+    store.get = corrupt;
+    await expect(engine.inspect('k')).rejects.toSatisfy(isCorruptRecordError);
+    store.get = get;
+    store.fail.add('get');
+    await expect(engine.inspect('k')).rejects.toSatisfy(isStoreUnavailableError);
+    store.fail.delete('get');
+    expect(await engine.inspect('k')).toBeUndefined();
+  });
+
+  it('without a breaker, a corrupt record still reaches the caller as CorruptRecordError', async () => {
+    const store = new MemoryStore();
+    const engine = new Engine({ store, breaker: false, storeTimeoutMs: 1_000 });
+    store.get = () => Promise.reject(new CorruptRecordError('unreadable'));
+    await expect(engine.inspect('k')).rejects.toSatisfy(isCorruptRecordError);
   });
 });
 

@@ -69,6 +69,23 @@ describe('DeadlineQueue', () => {
     expect(fired).toEqual(['second', 'added while firing']);
   });
 
+  it('after a cancelled deadline, re-arms one timer for the next one instead of polling until it is due', async () => {
+    vi.useFakeTimers();
+    const start = Date.now();
+    const queue = new DeadlineQueue(100);
+    const fired: string[] = [];
+    const first = queue.add(() => fired.push('first'));
+    await vi.advanceTimersByTimeAsync(60);
+    queue.add(() => fired.push('second'));
+    queue.cancel(first);
+    // The timer of 'first' fires at 100 ms and finds 'second' due at 160 ms: the next timer is that one.
+    await vi.advanceTimersByTimeAsync(40);
+    expect(vi.getTimerCount()).toBe(1);
+    await vi.advanceTimersToNextTimerAsync();
+    expect(Date.now() - start).toBe(160);
+    expect(fired).toEqual(['second']);
+  });
+
   it('waits at most one duration more when the wall clock jumps back', async () => {
     vi.useFakeTimers();
     const queue = new DeadlineQueue(100);

@@ -3,13 +3,16 @@ import {
   Engine,
   FingerprintMismatchError,
   InProgressError,
+  type Instrumentation,
   InvalidOptionsError,
   LeaseLostError,
   MemoryStore,
   type OncelyEvent,
   type Outcome,
+  type Store,
   StoreUnavailableError,
 } from '../../src/index.js';
+import type { WaitForOptions } from '../../src/store.js';
 import { faulty } from './faulty-store.js';
 
 const response = (text: string, status = 201): Outcome => ({
@@ -361,5 +364,138 @@ describe('Engine', () => {
     ).resolves.toMatchObject({
       kind: 'executed',
     });
+  });
+});
+
+describe('Engine instrumentation', () => {
+  /** An instrumentation that writes down what each execution reports: store calls, code runs, events, its end. */
+  function recording() {
+    const executions: { scope: string | undefined; log: string[] }[] = [];
+    const instrumentation: Instrumentation = {
+      engine: () => ({
+        start: (_key, scope) => {
+          const log: string[] = [];
+          executions.push({ scope, log });
+          return {
+            store: (operation, call) => {
+              log.push(operation);
+              return call();
+            },
+            run: (code) => {
+              log.push('run');
+              return code();
+            },
+            event: (event) => log.push(`event ${event.type}`),
+            end: (error) => log.push(error === undefined ? 'end' : 'end with error'),
+          };
+        },
+      }),
+    };
+    return { executions, instrumentation };
+  }
+
+  it('sees each execution: its store calls by operation, the code it runs, its events and its end', async () => {
+    const { executions, instrumentation } = recording();
+    const store = faulty(new MemoryStore());
+    const engine = new Engine({ store, instrumentation, leaseMs: 30, breaker: false });
+    // A run long enough for a renewal, whose complete's reply is lost: retried, found fenced, read back.
+    store.loseReply.add('complete');
+    await engine.execute({
+      key: 'k',
+      fingerprint: 'f',
+      scope: 'charge',
+      run: () => new Promise<Outcome>((resolve) => setTimeout(() => resolve(response('x')), 40)),
+      settle: keep,
+    });
+    await engine.begin({ key: 'k', fingerprint: 'f' });
+    const held = await engine.begin({ key: 'h', fingerprint: 'f' });
+    await engine.begin({ key: 'h', fingerprint: 'f' });
+    if (held.kind !== 'acquired') throw new Error(held.kind);
+    await held.claim.release();
+    store.fail.add('begin');
+    await expect(engine.begin({ key: 'x', fingerprint: 'f' })).rejects.toBeInstanceOf(StoreUnavailableError);
+
+    const [executed, replayed, holder, conflict, failed] = executions.map((execution) => execution.log);
+    expect(executions[0]!.scope).toBe('charge');
+    expect(executed!.slice(0, 3)).toEqual(['begin', 'event acquired', 'run']);
+    expect(executed).toContain('renew');
+    expect(executed!.filter((entry) => !['renew', 'run'].includes(entry)).slice(2)).toEqual([
+      'complete',
+      'complete',
+      'get',
+      'event completed',
+      'end',
+    ]);
+    expect(replayed).toEqual(['begin', 'event replayed', 'end']);
+    expect(conflict).toEqual(['begin', 'event conflict', 'end']);
+    expect(holder).toEqual(['begin', 'event acquired', 'release', 'event released', 'end']);
+    expect(failed).toEqual(['begin', 'end with error']);
+  });
+
+  it('an instrumentation without an engine method instruments nothing; a malformed one is refused', async () => {
+    const store = new MemoryStore();
+    const engine = new Engine({ store, instrumentation: {} });
+    await expect(
+      engine.execute({ key: 'k', fingerprint: 'f', run: async () => response('x'), settle: keep }),
+    ).resolves.toMatchObject({ kind: 'executed' });
+    for (const instrumentation of [null, 5, 'otel', { engine: 'yes' }])
+      expect(() => new Engine({ store, instrumentation } as never)).toThrow(InvalidOptionsError);
+    expect(() => new Engine({ store, instrumentation: { engine: () => undefined } })).not.toThrow();
+  });
+});
+
+describe('Engine waiting for a duplicate', () => {
+  /** The store as given, with its begins counted and the timeouts its waitFor was given written down. */
+  function counted(inner: MemoryStore, withWaitFor: boolean) {
+    const seen = { begins: 0, waits: [] as number[] };
+    const store: Store = {
+      name: 'counted',
+      begin: (input) => {
+        seen.begins++;
+        return inner.begin(input);
+      },
+      complete: (input) => inner.complete(input),
+      release: (input) => inner.release(input),
+      renew: (input) => inner.renew(input),
+      get: (key) => inner.get(key),
+      delete: (key) => inner.delete(key),
+      ...(withWaitFor && {
+        waitFor: (key: string, options: WaitForOptions) => {
+          seen.waits.push(options.timeoutMs);
+          return inner.waitFor(key, options);
+        },
+      }),
+    };
+    return { store, seen };
+  }
+
+  it("sleeps on the store's waitFor until the holder settles: one begin after it, no polling", async () => {
+    const { store, seen } = counted(new MemoryStore(), true);
+    const engine = new Engine({ store });
+    const held = await engine.begin({ key: 'k', fingerprint: 'f' });
+    if (held.kind !== 'acquired') throw new Error(held.kind);
+    const waiting = engine.begin({ key: 'k', fingerprint: 'f', waitMs: 5_000 });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    await held.claim.complete(response('first'));
+    expect((await waiting).kind).toBe('replay');
+    expect(seen.begins).toBe(3);
+    expect(seen.waits).toHaveLength(1);
+    expect(seen.waits[0]).toBeGreaterThan(4_000);
+    expect(seen.waits[0]).toBeLessThanOrEqual(5_000);
+  });
+
+  it('polls a store without waitFor from 10 ms on, doubling up to 250 ms', async () => {
+    vi.useFakeTimers();
+    const { store, seen } = counted(new MemoryStore({ sweepIntervalMs: 0 }), false);
+    const engine = new Engine({ store });
+    const held = await engine.begin({ key: 'k', fingerprint: 'f' });
+    if (held.kind !== 'acquired') throw new Error(held.kind);
+    const waiting = engine.begin({ key: 'k', fingerprint: 'f', waitMs: 10_000 });
+    await vi.advanceTimersByTimeAsync(1_000);
+    // Begins at 0, 10, 30, 70, 150, 310, 560 and 810 ms.
+    expect(seen.begins).toBe(1 + 8);
+    await held.claim.complete(response('first'));
+    await vi.advanceTimersByTimeAsync(250);
+    expect((await waiting).kind).toBe('replay');
   });
 });

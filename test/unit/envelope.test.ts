@@ -12,6 +12,7 @@ import {
   type Outcome,
   structuredCodec,
 } from '../../src/index.js';
+import { sealOutcome } from '../../src/store.js';
 
 // What a completed outcome becomes in the store and what a replay gets back: compression from a size on, the
 // blob store past the cap (or "not retained" without one), and bodies that cannot be decoded reported as corrupt.
@@ -125,7 +126,30 @@ describe('stored outcomes', () => {
     expect(gzip.retained && Buffer.from(gzip.outcome.body).toString()).toBe('zipped');
     const brotli = await replayOf(engine, 'brotli');
     expect(brotli.retained && Buffer.from(brotli.outcome.body).toString()).toBe('squeezed');
-    await expect(engine.begin({ key: 'broken', fingerprint: 'f' })).rejects.toSatisfy(isCorruptRecordError);
+    const corrupt = await engine.begin({ key: 'broken', fingerprint: 'f' }).catch((error: unknown) => error);
+    expect(isCorruptRecordError(corrupt)).toBe(true);
+    // The decompressor's own error stays inspectable as the cause.
+    expect((corrupt as Error).cause).toBeInstanceOf(Error);
+  });
+
+  it('sealOutcome (for store authors) keeps a body under the cap inline, even with a blob store', async () => {
+    const blob = blobs();
+    const options = { compressAboveBytes: 10_000, maxBodyBytes: 100, blobStore: blob };
+    const small = await sealOutcome('k', { status: 200, headers: [], body: random(100) }, options);
+    expect(small).toMatchObject({ storage: 'inline', encoding: 'identity' });
+    expect(blob.kept.size).toBe(0);
+    const large = await sealOutcome('k', { status: 200, headers: [], body: random(101) }, options);
+    expect(large).toMatchObject({ storage: 'blob', encoding: 'identity' });
+    expect(Buffer.from(large.body).toString('utf8')).toBe('blob:k');
+    const omitted = await sealOutcome(
+      'k',
+      { status: 200, headers: [], body: random(101) },
+      {
+        ...options,
+        blobStore: undefined,
+      },
+    );
+    expect(omitted).toMatchObject({ storage: 'omitted', encoding: 'identity', body: new Uint8Array(0) });
   });
 });
 

@@ -20,6 +20,7 @@ const outcome: Outcome = {
   body: Buffer.from('done'),
 };
 const LEASE = 60_000;
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 function recorded(store: Store, options: Partial<EngineOptions> = {}) {
   const events: OncelyEvent[] = [];
@@ -157,6 +158,53 @@ describe('engine events', () => {
     store.fail.clear();
     expect(await engine.inspect('k')).toBeUndefined();
     expect(events.map((event) => event.type === 'storeError' && event.operation)).toEqual(['begin', 'get']);
+  });
+
+  it('complete, renew and release name their operation in storeError too, the read of a retried complete as get', async () => {
+    const store = faulty(new MemoryStore());
+    const { engine, events } = recorded(store, { breaker: false, leaseMs: 300 });
+    const operations = () =>
+      events.flatMap((event) => (event.type === 'storeError' ? [event.operation] : []));
+    const first = await engine.begin({ key: 'k', fingerprint: 'f' });
+    if (first.kind !== 'acquired') throw new Error(first.kind);
+    store.fail.add('renew');
+    await expect.poll(operations, { interval: 5 }).toEqual(['renew']);
+    store.fail.delete('renew');
+    store.fail.add('release');
+    await first.claim.release();
+    store.fail.delete('release');
+    expect(operations()).toEqual(['renew', 'release']);
+    // A complete whose reply is lost is retried, found fenced, and read back (the read fails once, then passes).
+    const second = await engine.begin({ key: 'j', fingerprint: 'f' });
+    if (second.kind !== 'acquired') throw new Error(second.kind);
+    store.loseReply.add('complete');
+    store.fail.add('get');
+    const completing = second.claim.complete(outcome);
+    await expect.poll(operations, { interval: 5 }).toContain('get');
+    store.fail.delete('get');
+    await completing;
+    expect(operations()).toEqual(['renew', 'release', 'complete', 'get']);
+  });
+
+  it('a begin answered after its timeout that did not claim the key is left alone: nothing to release', async () => {
+    const inner = new MemoryStore();
+    const slow: Store = {
+      name: 'slow',
+      begin: (input) => new Promise((resolve) => setTimeout(() => resolve(inner.begin(input)), 40)),
+      complete: (input) => inner.complete(input),
+      release: (input) => inner.release(input),
+      renew: (input) => inner.renew(input),
+      get: (key) => inner.get(key),
+      delete: (key) => inner.delete(key),
+    };
+    const held = await inner.begin({ key: 'k', fingerprint: 'f', leaseMs: LEASE, retentionMs: LEASE });
+    if (held.kind !== 'acquired') throw new Error(held.kind);
+    const { engine, types } = recorded(slow, { storeTimeoutMs: 10, breaker: false });
+    await expect(engine.begin({ key: 'k', fingerprint: 'f' })).rejects.toSatisfy(isStoreUnavailableError);
+    await sleep(80);
+    // The late answer was "in progress": no release was sent, so nothing was fenced.
+    expect(types()).toEqual(['storeError']);
+    expect(await inner.get('k')).toMatchObject({ state: 'inProgress', token: held.token });
   });
 
   it('a begin answered after its timeout is released at once (reason late), so a retry is not locked out', async () => {

@@ -206,3 +206,39 @@ describe('MemoryStore records', () => {
     expect(await settled).toBe(true);
   });
 });
+
+describe('MemoryStore waiters and counts', () => {
+  it("a waiter that was woken and aborted later does not unhook the key's next waiters", async () => {
+    const store = new MemoryStore();
+    const first = await store.begin({ key: 'k', fingerprint: 'f', ...lease });
+    if (first.kind !== 'acquired') throw new Error(first.kind);
+    const controller = new AbortController();
+    const woken = store.waitFor('k', { timeoutMs: 10_000, signal: controller.signal });
+    await store.release({ key: 'k', token: first.token });
+    expect(await woken).toBe(true);
+    // The key is claimed again and someone waits for it; the first waiter's signal aborts long after it returned.
+    const second = await store.begin({ key: 'k', fingerprint: 'f', ...lease });
+    if (second.kind !== 'acquired') throw new Error(second.kind);
+    const next = store.waitFor('k', { timeoutMs: 2_000 });
+    controller.abort();
+    await store.complete({ key: 'k', token: second.token, outcome, retentionMs: 60_000 });
+    expect(await next).toBe(true);
+  });
+
+  it('stats count completed and released records apart', async () => {
+    const store = new MemoryStore({ sweepIntervalMs: 0 });
+    await completeKey(store, 'done');
+    const r = await store.begin({ key: 'let-go', fingerprint: 'f', ...lease });
+    if (r.kind !== 'acquired') throw new Error(r.kind);
+    await store.release({ key: 'let-go', token: r.token });
+    await store.begin({ key: 'running', fingerprint: 'f', ...lease });
+    expect(await store.stats()).toEqual({ records: 3, inProgress: 1, completed: 1, released: 1 });
+  });
+
+  it("is named 'memory' (in store errors and telemetry), and idempotent() shares one per process", async () => {
+    const { sharedMemoryStore } = await import('../../src/stores/memory.js');
+    expect(new MemoryStore().name).toBe('memory');
+    expect(sharedMemoryStore()).toBeInstanceOf(MemoryStore);
+    expect(sharedMemoryStore()).toBe(sharedMemoryStore());
+  });
+});
