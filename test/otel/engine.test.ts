@@ -1,6 +1,7 @@
 import { SpanKind, SpanStatusCode, type TracerProvider } from '@opentelemetry/api';
 import { AlwaysOffSampler } from '@opentelemetry/sdk-trace-base';
 import { afterEach, describe, expect, it } from 'vitest';
+import { NO_EXECUTION } from '../../src/core/instrumentation.js';
 import {
   Engine,
   InProgressError,
@@ -13,7 +14,6 @@ import {
   StoreUnavailableError,
   scopedKey,
 } from '../../src/index.js';
-import { NO_EXECUTION } from '../../src/core/instrumentation.js';
 import { ATTR, METRIC, otel, SEMCONV } from '../../src/otel/index.js';
 import { faulty } from '../unit/faulty-store.js';
 import { isChildOf, named, only, recorded, sdk, total, within } from './support/sdk.js';
