@@ -121,8 +121,10 @@ export async function runFuzz(settings: FuzzSettings): Promise<FuzzReport> {
   const seen = new Map<string, Seen>();
   // Which request each claim was made for, as the app servers report it; and, by id, the requests whose answer
   // may never have reached the client although their handler ran (malformed ones, and 409s to a resent copy).
-  const claims = new Map<string, string>();
+  const claims = new Map<string, string[]>();
   const unansweredById = new Map<string, RequestSpec>();
+  // What each request got, for the finding of a record no answer accounts for.
+  const gotById = new Map<string, { spec: RequestSpec; got: string }>();
 
   const servers = await Promise.all(
     ADAPTERS.map((adapter) => startServer({ adapter, redisUrl: settings.redisUrl, prefix }, claims)),
@@ -176,7 +178,9 @@ export async function runFuzz(settings: FuzzSettings): Promise<FuzzReport> {
                 (what, detail) => note(adapter, what, detail, spec),
                 figures[adapter],
               );
-              if (spec.body.length <= MAX_BODY_BYTES) unansweredById.set(spec.id, spec);
+              // Its first message may have run (on Hono and node:http a body over the fuzz's limit is read too).
+              unansweredById.set(spec.id, spec);
+              gotById.set(spec.id, { spec, got: `${response?.status ?? 'no answer'}, sent alone` });
               // Bytes after a complete request may be the broken part: the first request was then answered.
               const key = response === undefined ? undefined : header(response, KEY_HEADER);
               if (key !== undefined && (!seen.has(key) || !isKept(seen.get(key)!.response.status)))
@@ -196,6 +200,10 @@ export async function runFuzz(settings: FuzzSettings): Promise<FuzzReport> {
               sent++;
               figures[adapter].requests++;
               const result = results[position]!;
+              gotById.set(spec.id, {
+                spec,
+                got: `${result.kind === 'response' ? result.response.status : result.kind}, ${position + 1} of ${wellFormed.length} pipelined`,
+              });
               if (result.kind === 'closed') unansweredById.set(spec.id, spec);
               if (
                 result.kind === 'closed' &&
@@ -245,7 +253,7 @@ export async function runFuzz(settings: FuzzSettings): Promise<FuzzReport> {
       settings,
       prefix,
       servers,
-      { seen, claims, unansweredById },
+      { seen, claims, unansweredById, gotById },
       figures,
       note,
     );
@@ -390,8 +398,9 @@ async function checkRecords(
   servers: readonly RunningServer[],
   known: {
     readonly seen: ReadonlyMap<string, Seen>;
-    readonly claims: ReadonlyMap<string, string>;
+    readonly claims: ReadonlyMap<string, readonly string[]>;
     readonly unansweredById: ReadonlyMap<string, RequestSpec>;
+    readonly gotById: ReadonlyMap<string, { spec: RequestSpec; got: string }>;
   },
   figures: Record<Adapter, AdapterFigures>,
   note: Note,
@@ -436,10 +445,20 @@ async function checkRecords(
         // bad bytes before the first message's answer goes out, though its handler ran and stored the outcome. Or
         // a request sent again after its connection dropped, answered 409 while its first copy ran. Its valid part,
         // sent alone, must replay that outcome.
-        const malformed = unansweredById.get(claims.get(key) ?? '');
-        const adapter = (claims.get(key)?.split('-')[0] ?? 'node') as Adapter;
+        // The record is the last claim's, but a key released and claimed again (a 429, then a resent copy) has
+        // more than one claimer: the one whose answer was lost is the one to replay.
+        const claimers = claims.get(key) ?? [];
+        const lost = claimers.findLast((id) => unansweredById.has(id));
+        const malformed = lost === undefined ? undefined : unansweredById.get(lost);
+        const adapter = (claimers[0]?.split('-')[0] ?? 'node') as Adapter;
         if (malformed === undefined) {
-          note(adapter, 'completed record no client saw answered', `${key} (request ${claims.get(key)})`);
+          const first = known.gotById.get(claimers[0] ?? '');
+          note(
+            adapter,
+            'completed record no client saw answered',
+            `${key} (requests ${claimers.join(', ')}; the first got ${first?.got ?? 'nothing'})`,
+            first?.spec,
+          );
           continue;
         }
         unanswered++;
@@ -486,11 +505,11 @@ async function checkRecords(
         Array.from({ length: settings.connections }, async () => {
           const client = new KeptAlive(ports.get(adapter)!);
           for (let item = queue.pop(); item !== undefined; item = queue.pop()) {
-            const { spec, response } = item.seenAs;
-            const result =
-              spec.malformed === undefined
-                ? (await client.exchange([spec]))[0]
-                : await sendAlone(ports.get(adapter)!, spec);
+            const { response } = item.seenAs;
+            // A malformed request whose first message was answered: its valid part, since the server's 400 to the
+            // broken bytes after it may be written before the replay is.
+            const spec = { ...item.seenAs.spec, malformed: undefined };
+            const [result] = await client.exchange([spec]);
             const replay = checkAnswer(adapter, spec, result!, figures[adapter], note);
             replays++;
             if (replay !== undefined && checkReplay(adapter, spec, response, replay, note, 'the record'))
@@ -582,7 +601,7 @@ interface RunningServer {
   stop(): Promise<number | null>;
 }
 
-async function startServer(config: FuzzServerConfig, claims: Map<string, string>): Promise<RunningServer> {
+async function startServer(config: FuzzServerConfig, claims: Map<string, string[]>): Promise<RunningServer> {
   const child: ChildProcess = spawn(
     process.execPath,
     ['--import', 'tsx', 'proof/fuzz/server.ts', JSON.stringify(config)],
@@ -606,8 +625,11 @@ async function startServer(config: FuzzServerConfig, claims: Map<string, string>
       try {
         const message = JSON.parse(line) as { ready?: number; claim?: string; id?: string };
         if (message.ready !== undefined) resolve(message.ready);
-        if (message.claim !== undefined && message.id !== undefined && !claims.has(message.claim))
-          claims.set(message.claim, message.id);
+        if (message.claim !== undefined && message.id !== undefined) {
+          const claimers = claims.get(message.claim);
+          if (claimers === undefined) claims.set(message.claim, [message.id]);
+          else claimers.push(message.id);
+        }
       } catch {
         // Not a message of ours.
       }

@@ -196,7 +196,10 @@ export class Connection {
         });
         this.#wake = undefined;
       }
-      if (results.at(-1)?.kind !== 'response' || !this.usable) break;
+      // A connection the server has closed may still hold the answers it wrote before: read on until the buffer
+      // has none (a close seen before the data was parsed must not cost those requests their answers).
+      const last = results.at(-1);
+      if (last?.kind !== 'response' || last.response.closes) break;
     }
     while (results.length < requests.length) results.push({ kind: 'closed', trace: this.trace() });
     return results;
