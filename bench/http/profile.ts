@@ -4,7 +4,7 @@
 // the requests served. A variant's extra microseconds per bucket, beside the minimal layer's, say which part of
 // the layer costs what; a profile's split hardly moves with the load other processes put on a shared machine.
 // Run: npm run build && flock /tmp/oncely-bench.lock node --import tsx bench/http/profile.ts
-//   (FRAMEWORKS=express VARIANTS=minimal,oncely WORKLOADS=unique SECONDS=8 TOP=12 by default)
+//   (FRAMEWORKS=express VARIANTS=minimal,oncely WORKLOADS=unique SECONDS=8 TOP=12 by default; KEEP_PROFILES=1)
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -78,7 +78,9 @@ try {
           results.set(variant, split(profile, requests));
           console.log(`${framework} ${workload} ${variant}: ${round.rps.toFixed(0)} req/s`);
         } finally {
-          rmSync(dir, { recursive: true, force: true });
+          // KEEP_PROFILES=1 leaves the .cpuprofile for a closer look (Chrome DevTools, or a script of your own).
+          if (process.env.KEEP_PROFILES === '1') console.log(`profile kept in ${dir}`);
+          else rmSync(dir, { recursive: true, force: true });
         }
       }
       await admin.flushall();
