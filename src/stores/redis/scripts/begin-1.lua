@@ -22,6 +22,7 @@
 ]]
 --@include clock
 --@include record
+--@include save
 local key = KEYS[1]
 local fingerprint = ARGV[1]
 

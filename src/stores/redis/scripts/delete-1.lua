@@ -16,6 +16,7 @@
 ]]
 --@include clock
 --@include record
+--@include save
 local key = KEYS[1]
 local v, state, waiters, fpLen, attempt, token, leaseUntil, expiresAt, createdAt, completedAt, keep = load(key)
 if v == nil then return state end
