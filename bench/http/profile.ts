@@ -2,7 +2,10 @@
 // under --cpu-prof while autocannon drives it, and the profile's self time is split by where the code lives
 // (oncely's own files one by one, ioredis, the framework, Node's internals, the garbage collector) and divided by
 // the requests served. A variant's extra microseconds per bucket, beside the minimal layer's, say which part of
-// the layer costs what; a profile's split hardly moves with the load other processes put on a shared machine.
+// the layer costs what. V8 samples the main thread by the wall clock, so a sample also covers time the process
+// waited for a core: a socket write that wakes autocannon or Redis on a busy two-core machine is charged the time
+// until the server runs again. The write buckets ((writev), (writeUtf8String), (writeBuffer)) grow with the load
+// the other processes put on the machine; compare variants measured in the same run on a quiet machine only.
 // Run: npm run build && flock /tmp/oncely-bench.lock node --import tsx bench/http/profile.ts
 //   (FRAMEWORKS=express VARIANTS=minimal,oncely WORKLOADS=unique SECONDS=8 TOP=12 by default; KEEP_PROFILES=1)
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
