@@ -418,6 +418,36 @@ describe('RedisStore stats', () => {
     expect(cut).toMatchObject({ records: 700, truncated: true });
   });
 
+  it('count the memory of each record, and only the records of their own ioredis keyPrefix, glob characters and all', async () => {
+    const p = prefix();
+    const options = { lazyConnect: true, enableOfflineQueue: true };
+    const globbed = new Redis(services.redis.url, { ...options, keyPrefix: 'surface[ab]*?\\' });
+    const literal = new Redis(services.redis.url, { ...options, keyPrefix: 'surfacea-x\\' });
+    try {
+      const mine = new RedisStore({ client: globbed, prefix: p });
+      await new RedisStore({ client: literal, prefix: p }).begin({
+        key: 'other',
+        fingerprint: 'f',
+        ...lease,
+      });
+      expect(await mine.stats()).toMatchObject({ records: 0, bytes: 0 });
+      await mine.begin({ key: 'one', fingerprint: 'f', ...lease });
+      const one = await mine.stats();
+      expect(one).toMatchObject({ records: 1, inProgress: 1 });
+      expect(one.bytes).toBeGreaterThan(43);
+      await mine.begin({ key: 'two', fingerprint: 'f', ...lease });
+      const two = await mine.stats();
+      expect(two.bytes).toBeGreaterThan(one.bytes);
+    } finally {
+      for (const client of [globbed, literal]) {
+        const own = await client.keys('*');
+        const bare = own.map((key) => key.slice(client.options.keyPrefix!.length));
+        if (bare.length > 0) await client.del(...bare);
+        client.disconnect();
+      }
+    }
+  });
+
   it('count released and expired records apart (by the store clock, or Redis TIME), old HASH records too, nothing else', async () => {
     const p = prefix();
     let now = Date.now();
