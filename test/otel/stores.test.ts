@@ -118,7 +118,7 @@ describe('store spans follow the database conventions of the store in use', () =
 });
 
 describe('what a store knows of its server without connecting', () => {
-  it('Redis: host and port as configured; a Cluster or a Sentinel set names no single address', () => {
+  it('Redis: host and port, or the socket path, as configured; a Cluster or a Sentinel set names no single address', () => {
     const plain = new Redis({ host: 'cache.internal', port: 6380, db: 3, lazyConnect: true });
     expect(new RedisStore({ client: plain }).endpoint).toEqual({
       system: 'redis',
@@ -130,7 +130,13 @@ describe('what a store knows of its server without connecting', () => {
     expect(new RedisStore({ client: sentinel }).endpoint).toEqual({ system: 'redis', namespace: '0' });
     const cluster = new Cluster([{ host: 'n1', port: 7000 }], { lazyConnect: true });
     expect(new RedisStore({ client: cluster }).endpoint).toEqual({ system: 'redis' });
-    for (const client of [plain, sentinel]) client.disconnect();
+    const socket = new Redis({ path: '/run/redis/redis.sock', lazyConnect: true });
+    expect(new RedisStore({ client: socket }).endpoint).toEqual({
+      system: 'redis',
+      address: '/run/redis/redis.sock',
+      namespace: '0',
+    });
+    for (const client of [plain, sentinel, socket]) client.disconnect();
     cluster.disconnect();
   });
 
