@@ -362,6 +362,8 @@ describe('RedisStore waitFor', () => {
       await s.complete({ key: 'k', token: claim.token, outcome: done, retentionMs: 60_000 });
       expect(await within(waiting, 2_000)).toBe(true);
       await s.close();
+      // The caller's connection is left as it was: no listener of the closed store stays on it.
+      expect(subscriber.listenerCount('message')).toBe(0);
     } finally {
       subscriber.disconnect();
     }
@@ -525,6 +527,13 @@ describe('RedisStore records', () => {
         outcome: { ...outcome, body: new Uint8Array(outcome.body) },
       });
     }
+  });
+
+  it('a key that holds something else is corrupt to delete as well, and is left as it is', async () => {
+    const s = store();
+    await admin.rpush(s.keys.record('a-list'), 'x');
+    await expect(s.delete('a-list')).rejects.toSatisfy(isCorruptRecordError);
+    expect(await admin.lrange(s.keys.record('a-list'), 0, -1)).toEqual(['x']);
   });
 
   it('an outcome the layout cannot hold is refused before anything is written', async () => {
