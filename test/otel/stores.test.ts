@@ -162,6 +162,21 @@ describe('what a store knows of its server without connecting', () => {
       port: 5433,
       namespace: 'orders',
     });
-    await Promise.all([fromUrl.end(), fromOptions.end()]);
+    // What is not configured, or is configured empty, is left out, never reported as an empty or undefined field.
+    const bare = { system: 'postgresql', collection: 'public.oncely_keys' };
+    const unnamed = [
+      new pg.Pool({}),
+      new pg.Pool({ host: '', database: '', port: 1.5 }),
+      new pg.Pool({ connectionString: 'postgres:///' }),
+      new pg.Pool({ connectionString: 'host=db4 dbname=ledger' }),
+    ];
+    for (const pool of unnamed) expect(new PostgresStore({ pool }).endpoint).toStrictEqual(bare);
+    const encoded = new pg.Pool({ connectionString: 'postgres://db5/my%20ledger' });
+    expect(new PostgresStore({ pool: encoded }).endpoint).toStrictEqual({
+      ...bare,
+      address: 'db5',
+      namespace: 'my ledger',
+    });
+    await Promise.all([fromUrl, fromOptions, encoded, ...unnamed].map((pool) => pool.end()));
   });
 });
