@@ -38,12 +38,13 @@ export const GROUPS = [
     name: 'redis',
     mutate: ['src/stores/redis/*.ts', '!src/stores/redis/index.ts'],
     tests: [
+      // First: endpoint.ts (what the store tells telemetry about its server) runs in every store's constructor,
+      // so every test covers its mutants, and this small file is the one that kills them.
+      'test/otel/stores.test.ts',
       'test/redis/store-surface.test.ts',
       'test/mutation/redis-conformance.mutate.ts',
       'test/redis/store.test.ts',
       'test/redis/wait-for.test.ts',
-      // endpoint.ts: what the store tells telemetry about its server.
-      'test/otel/stores.test.ts',
     ],
   },
   {
@@ -52,12 +53,12 @@ export const GROUPS = [
     // Not test/postgres/isolation.test.ts (20 s of bursts at each isolation level) nor crash.test.ts (a process
     // killed mid-transaction): too slow to run against each mutant.
     tests: [
+      // First: endpoint.ts runs in every store's constructor (see redis above).
+      'test/otel/stores.test.ts',
       'test/postgres/store.test.ts',
       'test/mutation/postgres-conformance.mutate.ts',
       'test/postgres/transactional.test.ts',
       'test/postgres/transaction-escape.test.ts',
-      // endpoint.ts: what the store tells telemetry about its server.
-      'test/otel/stores.test.ts',
     ],
   },
   {

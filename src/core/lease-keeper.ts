@@ -64,11 +64,6 @@ export class LeaseKeeper {
     return this.#controller.signal;
   }
 
-  /** The error the claim was lost with, if it was. */
-  get lost(): LeaseLostError | undefined {
-    return this.#lostWith;
-  }
-
   stop(): void {
     this.#stopped = true;
     if (this.#due !== undefined) this.#options.renewals.cancel(this.#due);

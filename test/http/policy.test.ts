@@ -378,6 +378,7 @@ describe('route options', () => {
       [{ leaseMs: 1_000, retentionMs: 999 }, /retentionMs \(999\) must be at least leaseMs \(1000\)/],
       [{ methods: 'POST' }, /methods must be an array/],
       [{ methods: ['POST', 5] }, /methods must be an array/],
+      [{ methods: [['POST']] }, /methods must be an array/],
       [{ methods: ['POST', 'HEAD'] }, /HEAD are safe/],
       [{ methods: ['OPTIONS', 'PUT'] }, /OPTIONS are safe/],
       [{ methods: ['GET'] }, /GET are safe/],
@@ -417,6 +418,11 @@ describe('route options', () => {
     expect([...defaults.methods]).toEqual(['POST', 'PATCH']);
     expect([...defaults.keepHeaders]).toEqual([]);
     expect([defaults.keep(201), defaults.keep(500)]).toEqual([true, false]);
+    // A record may be kept exactly as long as its lease.
+    expect(resolve({ leaseMs: 1_000, retentionMs: 1_000 })).toMatchObject({
+      leaseMs: 1_000,
+      retentionMs: 1_000,
+    });
     const factory = resolve({
       header: 'X-Request-Key',
       methods: ['PUT'],

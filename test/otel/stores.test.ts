@@ -118,7 +118,7 @@ describe('store spans follow the database conventions of the store in use', () =
 });
 
 describe('what a store knows of its server without connecting', () => {
-  it('Redis: host and port as configured; a Cluster or a Sentinel set names no single address', () => {
+  it('Redis: host and port, or the socket path, as configured; a Cluster or a Sentinel set names no single address', () => {
     const plain = new Redis({ host: 'cache.internal', port: 6380, db: 3, lazyConnect: true });
     expect(new RedisStore({ client: plain }).endpoint).toEqual({
       system: 'redis',
@@ -130,7 +130,13 @@ describe('what a store knows of its server without connecting', () => {
     expect(new RedisStore({ client: sentinel }).endpoint).toEqual({ system: 'redis', namespace: '0' });
     const cluster = new Cluster([{ host: 'n1', port: 7000 }], { lazyConnect: true });
     expect(new RedisStore({ client: cluster }).endpoint).toEqual({ system: 'redis' });
-    for (const client of [plain, sentinel]) client.disconnect();
+    const socket = new Redis({ path: '/run/redis/redis.sock', lazyConnect: true });
+    expect(new RedisStore({ client: socket }).endpoint).toEqual({
+      system: 'redis',
+      address: '/run/redis/redis.sock',
+      namespace: '0',
+    });
+    for (const client of [plain, sentinel, socket]) client.disconnect();
     cluster.disconnect();
   });
 
@@ -156,6 +162,21 @@ describe('what a store knows of its server without connecting', () => {
       port: 5433,
       namespace: 'orders',
     });
-    await Promise.all([fromUrl.end(), fromOptions.end()]);
+    // What is not configured, or is configured empty, is left out, never reported as an empty or undefined field.
+    const bare = { system: 'postgresql', collection: 'public.oncely_keys' };
+    const unnamed = [
+      new pg.Pool({}),
+      new pg.Pool({ host: '', database: '', port: 1.5 }),
+      new pg.Pool({ connectionString: 'postgres:///' }),
+      new pg.Pool({ connectionString: 'host=db4 dbname=ledger' }),
+    ];
+    for (const pool of unnamed) expect(new PostgresStore({ pool }).endpoint).toStrictEqual(bare);
+    const encoded = new pg.Pool({ connectionString: 'postgres://db5/my%20ledger' });
+    expect(new PostgresStore({ pool: encoded }).endpoint).toStrictEqual({
+      ...bare,
+      address: 'db5',
+      namespace: 'my ledger',
+    });
+    await Promise.all([fromUrl, fromOptions, encoded, ...unnamed].map((pool) => pool.end()));
   });
 });

@@ -10,13 +10,14 @@ import {
 import type { StoredOutcome } from '../../src/core/store.js';
 import { toStoreError } from '../../src/stores/redis/connection.js';
 import { RedisStore, type RedisStoreOptions } from '../../src/stores/redis/index.js';
-import { decodeReply } from '../../src/stores/redis/replies.js';
+import { decodeRecord, decodeReplay, peekHeader } from '../../src/stores/redis/record.js';
+import { asBeginResult, decodeReply } from '../../src/stores/redis/replies.js';
 import { commandNames, runScript } from '../../src/stores/redis/scripts.js';
 import { requireService, services } from '../support/services.js';
 
 // The Redis store's TypeScript around the scripts, on the machine's Redis: options, the connection gate, how
-// replies and driver errors are read, the key layout, stats, closing. The record layout itself (record.ts) and
-// the scripts are covered by store.test.ts, the conformance suite and script-guards.test.ts.
+// replies and driver errors are read, the key layout, the record layout's limits and what it refuses (record.ts),
+// stats, closing. The scripts are covered by store.test.ts, the conformance suite and script-guards.test.ts.
 let client: Redis;
 let admin: Redis;
 beforeAll(async () => {
@@ -193,6 +194,11 @@ describe('RedisStore replies', () => {
     expect(decodeReply([3])).toEqual({ kind: 'mismatch' });
     expect(decodeReply([5])).toEqual({ kind: 'ok' });
     expect(decodeReply([6])).toEqual({ kind: 'fenced' });
+    // A begin never answers ok or fenced: whoever wrote that reply, it is not this store's record.
+    for (const reply of [[5], [6]])
+      expect(() => asBeginResult(decodeReply(reply))).toThrow(
+        expect.objectContaining({ name: 'CorruptRecordError' }),
+      );
     for (const reply of [
       null,
       'OK',
@@ -356,6 +362,8 @@ describe('RedisStore waitFor', () => {
       await s.complete({ key: 'k', token: claim.token, outcome: done, retentionMs: 60_000 });
       expect(await within(waiting, 2_000)).toBe(true);
       await s.close();
+      // The caller's connection is left as it was: no listener of the closed store stays on it.
+      expect(subscriber.listenerCount('message')).toBe(0);
     } finally {
       subscriber.disconnect();
     }
@@ -412,6 +420,36 @@ describe('RedisStore stats', () => {
     expect(cut).toMatchObject({ records: 700, truncated: true });
   });
 
+  it('count the memory of each record, and only the records of their own ioredis keyPrefix, glob characters and all', async () => {
+    const p = prefix();
+    const options = { lazyConnect: true, enableOfflineQueue: true };
+    const globbed = new Redis(services.redis.url, { ...options, keyPrefix: 'surface[ab]*?\\' });
+    const literal = new Redis(services.redis.url, { ...options, keyPrefix: 'surfacea-x\\' });
+    try {
+      const mine = new RedisStore({ client: globbed, prefix: p });
+      await new RedisStore({ client: literal, prefix: p }).begin({
+        key: 'other',
+        fingerprint: 'f',
+        ...lease,
+      });
+      expect(await mine.stats()).toMatchObject({ records: 0, bytes: 0 });
+      await mine.begin({ key: 'one', fingerprint: 'f', ...lease });
+      const one = await mine.stats();
+      expect(one).toMatchObject({ records: 1, inProgress: 1 });
+      expect(one.bytes).toBeGreaterThan(43);
+      await mine.begin({ key: 'two', fingerprint: 'f', ...lease });
+      const two = await mine.stats();
+      expect(two.bytes).toBeGreaterThan(one.bytes ?? 0);
+    } finally {
+      for (const client of [globbed, literal]) {
+        const own = await client.keys('*');
+        const bare = own.map((key) => key.slice(client.options.keyPrefix!.length));
+        if (bare.length > 0) await client.del(...bare);
+        client.disconnect();
+      }
+    }
+  });
+
   it('count released and expired records apart (by the store clock, or Redis TIME), old HASH records too, nothing else', async () => {
     const p = prefix();
     let now = Date.now();
@@ -444,5 +482,129 @@ describe('RedisStore stats', () => {
     await serverTime.begin({ key: 'brief', fingerprint: 'f', leaseMs: 1, retentionMs: 1 });
     await new Promise((resolve) => setTimeout(resolve, 5));
     expect((await serverTime.stats()).expired).toBeGreaterThanOrEqual(2);
+  });
+});
+
+describe('RedisStore records', () => {
+  const many = (count: number, value: string): [string, string][] =>
+    Array.from({ length: count }, (_, i) => [`x-h${i}`, value]);
+  const complete = async (s: RedisStore, key: string, outcome: StoredOutcome) => {
+    const claim = await s.begin({ key, fingerprint: 'f', ...lease });
+    if (claim.kind !== 'acquired') throw new Error(claim.kind);
+    expect(await s.complete({ key, token: claim.token, outcome, retentionMs: 60_000 })).toEqual({
+      kind: 'ok',
+    });
+  };
+
+  it('keep every outcome exactly at the size limits of the layout: 255 headers and more, texts of 127 bytes and more', async () => {
+    const s = store();
+    const outcomes: StoredOutcome[] = [
+      { ...done, headers: [...many(254, 'v'.repeat(126)), ['x-empty', '']] },
+      { ...done, headers: many(255, 'v'.repeat(127)) },
+      {
+        ...done,
+        status: 0xffff,
+        headers: [...many(300, 'ü'.repeat(200)), ['content-type', 'application/json']],
+      },
+      {
+        ...done,
+        headers: [
+          ['n'.repeat(127), 'gzip'],
+          ['n'.repeat(128), 'v'],
+        ],
+        encoding: 'br',
+        storage: 'blob',
+      },
+    ];
+    for (const [i, outcome] of outcomes.entries()) {
+      await complete(s, `limits-${i}`, outcome);
+      expect((await s.get(`limits-${i}`))?.outcome).toEqual({
+        ...outcome,
+        body: new Uint8Array(outcome.body),
+      });
+      expect(await s.begin({ key: `limits-${i}`, fingerprint: 'f', ...lease })).toMatchObject({
+        kind: 'replay',
+        outcome: { ...outcome, body: new Uint8Array(outcome.body) },
+      });
+    }
+  });
+
+  it('a key that holds something else is corrupt to delete as well, and is left as it is', async () => {
+    const s = store();
+    await admin.rpush(s.keys.record('a-list'), 'x');
+    await expect(s.delete('a-list')).rejects.toSatisfy(isCorruptRecordError);
+    expect(await admin.lrange(s.keys.record('a-list'), 0, -1)).toEqual(['x']);
+  });
+
+  it('an outcome the layout cannot hold is refused before anything is written', async () => {
+    const s = store();
+    const claim = await s.begin({ key: 'unwritable', fingerprint: 'f', ...lease });
+    if (claim.kind !== 'acquired') throw new Error(claim.kind);
+    for (const outcome of [
+      { ...done, status: 0x10000 },
+      { ...done, status: -1 },
+      { ...done, encoding: 'zstd' },
+      { ...done, storage: 'disk' },
+    ] as StoredOutcome[]) {
+      await expect(
+        s.complete({ key: 'unwritable', token: claim.token, outcome, retentionMs: 60_000 }),
+      ).rejects.toSatisfy(isInvalidOptionsError);
+    }
+    expect((await s.get('unwritable'))?.state).toBe('inProgress');
+  });
+
+  it('bytes that are not a whole record of this layout are corrupt, never a record', async () => {
+    const s = store();
+    await complete(s, 'model', { ...done, headers: [['content-type', 'application/json']] });
+    const bytes = (await admin.getBuffer(s.keys.record('model')))!;
+    const record = decodeRecord('model', bytes);
+    expect(record).toMatchObject({ state: 'completed', fingerprint: 'f' });
+    expect(decodeReplay(bytes).outcome).toEqual(record.outcome);
+    expect(peekHeader(bytes)).toEqual({ state: 'completed', expiresAt: record.expiresAt });
+    const edit = (at: number, ...values: number[]) => {
+      const copy = Buffer.from(bytes);
+      for (const [i, value] of values.entries()) copy[at + i] = value;
+      return copy;
+    };
+    const fingerprintEnd = 43 + 1;
+    const inProgress = edit(1, 0x70);
+    // The fixed part alone, with an empty fingerprint, is a whole in-progress record.
+    const bare = Buffer.concat([bytes.subarray(0, 43)]);
+    bare[1] = 0x70;
+    bare.writeUInt16BE(0, 3);
+    expect(decodeRecord('bare', bare)).toMatchObject({ state: 'inProgress', fingerprint: '' });
+    expect(peekHeader(bare)).toMatchObject({ state: 'inProgress' });
+    const corrupt: [string, unknown][] = [
+      ['not bytes', bytes.toString('latin1')],
+      ['bytes, but not as the driver hands them over', new Uint8Array(bytes)],
+      ['shorter than the fixed part', bytes.subarray(0, 42)],
+      ['another layout', edit(0, 1)],
+      [
+        'a fingerprint longer than the record',
+        Buffer.concat([inProgress.subarray(0, 3), Buffer.from([0, 2]), inProgress.subarray(5, 44)]),
+      ],
+      ['an unknown state', edit(1, 0x78)],
+      ['an outcome cut short', bytes.subarray(0, fingerprintEnd + 3)],
+      ['an unknown encoding', edit(fingerprintEnd + 2, 0x03)],
+      ['an unknown storage', edit(fingerprintEnd + 2, 0x30)],
+      ['an unknown header table entry', edit(fingerprintEnd + 4, 0x7f)],
+      [
+        'a header count cut short',
+        Buffer.concat([bytes.subarray(0, fingerprintEnd + 3), Buffer.from([0xff, 0, 0])]),
+      ],
+      [
+        'a long text cut short',
+        Buffer.concat([bytes.subarray(0, fingerprintEnd + 3), Buffer.from([1, 0xff, 0, 0, 1])]),
+      ],
+    ];
+    for (const [what, value] of corrupt) {
+      expect(() => decodeRecord('k', value), what).toThrow(
+        expect.objectContaining({ name: 'CorruptRecordError' }),
+      );
+    }
+    expect(() => decodeReplay(inProgress)).toThrow(expect.objectContaining({ name: 'CorruptRecordError' }));
+    expect(peekHeader(bytes.subarray(0, 42))).toBeUndefined();
+    expect(peekHeader(edit(0, 1))).toBeUndefined();
+    expect(peekHeader(edit(1, 0x78))).toBeUndefined();
   });
 });

@@ -384,7 +384,9 @@ describe('RedisStore durable', () => {
     assert.ok(first.kind === 'acquired');
     await assert.rejects(
       s.complete({ key, token: first.token, outcome: outcome(new Uint8Array(1)), retentionMs: 60_000 }),
-      (error) => isStoreUnavailableError(error) && /0 of 1 replicas/.test(error.message),
+      // outcomeStored: the engine must neither retry the complete nor release the key, whose record is written.
+      (error) =>
+        isStoreUnavailableError(error) && error.outcomeStored && /0 of 1 replicas/.test(error.message),
     );
     assert.equal((await s.get(key))?.state, 'completed');
     // A fenced complete has nothing to confirm.
