@@ -115,11 +115,12 @@ function planLabel(planned: FaultPlan, leaseMs: number): string {
 }
 
 /** The "last proof run" section of docs/guarantees.md: figures, faults with recovery, violations. */
-export function guaranteesSection(report: ProofReport): string {
+export function guaranteesSection(report: ProofReport, totalMs: number = report.durationMs): string {
   const { machine, settings } = report;
+  const minutes = (ms: number) => (ms / 60_000).toFixed(1);
   const lines: string[] = [];
   lines.push(
-    `Run \`${report.runId}\`, ${report.startedAt.slice(0, 16).replace('T', ' ')} UTC: \`npm run proof\` took ${(report.durationMs / 60_000).toFixed(1)} minutes on ${machine.cpus} × ${machine.cpuModel} (${machine.memoryGiB} GiB), Node ${machine.node}, a machine shared with other work (load average ${machine.loadAverage[0]} at the start). Sizes: ${n(settings.requests)} requests and ${n(settings.keys)} keys planned per store (the load runs on to new keys until the last fault is lifted), ${settings.clients} client processes × ${settings.concurrency} operations in flight, 4 app server processes. Full report, in the repository (not in the npm package): [proof/results/full.md](https://github.com/oncely/oncely/blob/main/proof/results/full.md) ([JSON](https://github.com/oncely/oncely/blob/main/proof/results/full.json)).`,
+    `Run \`${report.runId}\`, ${report.startedAt.slice(0, 16).replace('T', ' ')} UTC: \`npm run proof\` took ${minutes(totalMs)} minutes (the HTTP and messaging phases ${minutes(report.durationMs)}, the rest the fuzz phase) on ${machine.cpus} × ${machine.cpuModel} (${machine.memoryGiB} GiB), Node ${machine.node}, a machine shared with other work (load average ${machine.loadAverage[0]} at the start). Sizes: ${n(settings.requests)} requests and ${n(settings.keys)} keys planned per store (the load runs on to new keys until the last fault is lifted), ${settings.clients} client processes × ${settings.concurrency} operations in flight, 4 app server processes. Full report, in the repository (not in the npm package): [proof/results/full.md](https://github.com/oncely/oncely/blob/main/proof/results/full.md) ([JSON](https://github.com/oncely/oncely/blob/main/proof/results/full.json)).`,
   );
   lines.push('');
   lines.push(
