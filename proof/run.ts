@@ -2,7 +2,7 @@
 // violation. Writes the JSON report and a markdown summary (the full profile to proof/results/, which
 // docs/guarantees.md quotes; other profiles to .tmp/proof/).
 //
-//   npm run proof                               the full run (sizes below), about 15 minutes on 2 cores
+//   npm run proof                               the full run (sizes below), about 20 minutes on 2 cores
 //   npm run proof -- --profile short            the small run that `npm test` also runs (test/proof/)
 //   npm run proof -- --stores redis,postgres-tx --requests 20000 --keys 500 --keep
 //   npm run proof -- --faults server-stall,partition      only these faults of the plan (--no-faults: none)
