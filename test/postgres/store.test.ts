@@ -709,16 +709,19 @@ describe('PostgresStore waitFor', () => {
 
 describe('PostgresStore maintenance', () => {
   it('listens by default, on one connection of its pool, and gives it back on close', async () => {
+    const started = new Date();
     const pool = new pg.Pool({ connectionString: DATABASE_URL, max: 2 });
     pool.on('error', () => {});
     try {
       const store = new PostgresStore({ pool, schema: db.schema });
       expect(await store.waitFor(`free-${Math.random()}`, { timeoutMs: 100 })).toBe(true);
-      const { rows } = await pool.query('SELECT count(*)::int AS n FROM pg_stat_activity WHERE query = $1', [
-        `LISTEN "${tableTarget(db.schema, 'oncely_keys').channel}"`,
-      ]);
-      expect(rows[0].n).toBe(1);
+      // The LISTEN connection stays checked out, listening on the table's channel.
       expect(pool.totalCount - pool.idleCount).toBe(1);
+      const listening = await db.pool.query(
+        'SELECT count(*)::int AS n FROM pg_stat_activity WHERE query = $1 AND backend_start > $2',
+        [`LISTEN "${tableTarget(db.schema, 'oncely_keys').channel}"`, started],
+      );
+      expect(listening.rows[0].n).toBe(1);
       await store.close();
       expect(pool.totalCount - pool.idleCount).toBe(0);
     } finally {
