@@ -385,7 +385,8 @@ describe('the LISTEN connection behind waitFor', () => {
       const ready = listener.ready();
       await listener.close();
       expect(await ready).toBeUndefined();
-      expect(pool.idleCount).toBe(pool.totalCount);
+      // Back whole, to be used again: not closed as a broken one would be.
+      expect([pool.totalCount, pool.idleCount]).toEqual([1, 1]);
       const { rows } = await pool.query('SELECT pg_listening_channels() AS channel');
       expect(rows).toEqual([]);
     } finally {
@@ -431,6 +432,10 @@ describe('the LISTEN connection behind waitFor', () => {
     listener.next('k').cancel();
     expect(await listener.ready()).toBeUndefined();
     expect(attempts).toBe(1);
+    // After the pause, the next waiter tries again.
+    await new Promise((resolve) => setTimeout(resolve, 1_050));
+    expect(await listener.ready()).toBeUndefined();
+    expect(attempts).toBe(2);
     await listener.close();
     await dead.end();
   });
@@ -463,6 +468,9 @@ describe('PostgresStore statements', () => {
     const table = `it's \\ "odd"`;
     await migrate(db.pool, { schema, table });
     const store = new PostgresStore({ pool: db.pool, schema, table });
+    // Each table notifies on a channel of its own, a plain identifier whatever the names.
+    expect(tableTarget(schema, table).channel).toMatch(/^oncely_[0-9a-f]{24}$/);
+    expect(tableTarget(schema, table).channel).not.toBe(tableTarget(db.schema, 'oncely_keys').channel);
     try {
       const key = `k'\\"${Math.random()}`;
       const claim = await store.begin({ key, ...begin });
@@ -545,6 +553,10 @@ describe('PostgresStore migrate', () => {
     expect(ddl).toContain('"public"."oncely_keys"');
     expect(ddl).toContain('"oncely_keys_expires_at_idx"');
     expect(ddl).not.toMatch(/\{\{|^\s*--/m);
+    // One line of DDL per line of schema.sql, as readable as the file it comes from.
+    expect(ddl.split('\n').length).toBeGreaterThan(10);
+    // One statement line per line of schema.sql, as readable as the file it comes from.
+    expect(ddl.split('\n').length).toBeGreaterThan(10);
     const client = new pg.Client({ connectionString: DATABASE_URL });
     await client.connect();
     const schema = `${db.schema}_c`;
@@ -606,6 +618,8 @@ describe('PostgresStore rows', () => {
       `headers = '[["content-type"]]'`,
       `headers = '[["content-type", 1]]'`,
       `headers = '[[1, "text/plain"]]'`,
+      `headers = '[["content-type", "text/plain", "charset=utf-8"]]'`,
+      `headers = '[["content-type", "text/plain", "charset=utf-8"]]'`,
     ];
     for (const change of changes) {
       const key = `corrupt-${Math.random()}`;
@@ -694,6 +708,27 @@ describe('PostgresStore waitFor', () => {
 });
 
 describe('PostgresStore maintenance', () => {
+  it('listens by default, on one connection of its pool, and gives it back on close', async () => {
+    const started = new Date();
+    const pool = new pg.Pool({ connectionString: DATABASE_URL, max: 2 });
+    pool.on('error', () => {});
+    try {
+      const store = new PostgresStore({ pool, schema: db.schema });
+      expect(await store.waitFor(`free-${Math.random()}`, { timeoutMs: 100 })).toBe(true);
+      // The LISTEN connection stays checked out, listening on the table's channel.
+      expect(pool.totalCount - pool.idleCount).toBe(1);
+      const listening = await db.pool.query(
+        'SELECT count(*)::int AS n FROM pg_stat_activity WHERE query = $1 AND backend_start > $2',
+        [`LISTEN "${tableTarget(db.schema, 'oncely_keys').channel}"`, started],
+      );
+      expect(listening.rows[0].n).toBe(1);
+      await store.close();
+      expect(pool.totalCount - pool.idleCount).toBe(0);
+    } finally {
+      await pool.end();
+    }
+  });
+
   it('purge options are checked by name; stats count released records', async () => {
     const store = new PostgresStore({ pool: db.pool, schema: db.schema, listen: false });
     await expect(store.purgeExpired({ batchSize: 0 })).rejects.toThrow(/batchSize must be/);
@@ -705,6 +740,10 @@ describe('PostgresStore maintenance', () => {
     if (claim.kind !== 'acquired') throw new Error(claim.kind);
     await store.release({ key, token: claim.token });
     expect((await store.stats()).released).toBe((before.released ?? 0) + 1);
+    // The transactional view counts the same table.
+    const viaView = await store.transactional().stats();
+    const direct = await store.stats();
+    expect({ ...viaView, bytes: 0 }).toEqual({ ...direct, bytes: 0 });
   });
 
   it('each failing call names its operation (here: a table never migrated, which also names the fix)', async () => {
@@ -741,6 +780,29 @@ describe('PostgresStore maintenance', () => {
 
 describe('PostgresStore errors', () => {
   const pgError = (code: string) => Object.assign(new Error(`pg ${code}`), { severity: 'ERROR', code });
+
+  it('a statement that keeps losing serialization races runs 10 times on a pool, once on a Client, then fails with the 40001', async () => {
+    let calls = 0;
+    const failing = <T extends object>(queryable: T): T =>
+      Object.assign(Object.create(queryable), {
+        query: async () => {
+          calls += 1;
+          throw pgError('40001');
+        },
+      });
+    const client = new pg.Client({ connectionString: DATABASE_URL });
+    for (const [source, expected] of [
+      [{ pool: failing(db.pool) }, 10],
+      [{ client: failing(client) }, 1],
+    ] as const) {
+      calls = 0;
+      const store = new PostgresStore({ ...source, schema: db.schema, listen: false });
+      const error = await store.get('k').catch((e: unknown) => e);
+      expect(isStoreUnavailableError(error)).toBe(true);
+      expect((error as { cause?: { code?: string } }).cause?.code).toBe('40001');
+      expect(calls).toBe(expected);
+    }
+  });
 
   it('server errors carry their SQLSTATE and hint; network errors, which have a code but no severity, do not', () => {
     const missing = storeError('get', pgError('42P01'));

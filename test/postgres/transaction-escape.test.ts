@@ -106,7 +106,7 @@ describe('a transactional handler that ends the transaction itself', () => {
     expect(runs()).toBe(2);
   });
 
-  it('savepoints and failed statements are the handler’s to use: no refusal, one commit', async () => {
+  it('savepoints, failed statements and notices are the handler’s to use: no refusal, one commit', async () => {
     const { pay, record } = payWith('savepoints', async (client, insert) => {
       await client.query('SAVEPOINT nested');
       await insert();
@@ -114,6 +114,10 @@ describe('a transactional handler that ends the transaction itself', () => {
       await client.query('SAVEPOINT risky');
       await client.query('SELECT 1 / 0').catch(() => undefined);
       await client.query('ROLLBACK TO SAVEPOINT risky');
+      // Notices of its own (a RAISE, an IF NOT EXISTS) are no transaction control either.
+      await client.query(`DO $$ BEGIN RAISE NOTICE 'charging'; END $$`);
+      await client.query(`CREATE TEMP TABLE IF NOT EXISTS scratch (n int)`);
+      await client.query(`CREATE TEMP TABLE IF NOT EXISTS scratch (n int)`);
     });
     expect(await pay('e5')).toEqual({ paid: 'e5' });
     expect((await record('e5'))?.state).toBe('completed');

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -10,8 +11,10 @@ import {
   LeaseLostError,
   type OncelyEvent,
   scopedKey,
+  TransactionEscapedError,
 } from '../../src/index.js';
 import { PostgresStore, transactionOf } from '../../src/stores/postgres/index.js';
+import { statementsFor, tableTarget } from '../../src/stores/postgres/sql.js';
 import { requireService } from '../support/services.js';
 import { createTestSchema, DATABASE_URL, type TestSchema } from './support.js';
 
@@ -529,5 +532,270 @@ describe('a transactional claim, settled once', () => {
     const again = await tx.begin({ key: id, fingerprint: 'f' });
     expect(again.kind).toBe('acquired');
     if (again.kind === 'acquired') await again.claim.release();
+  });
+});
+
+// The store's side of transactional mode, called as the Engine calls it: each way a claim's transaction ends,
+// and each way its claim statement can fail or have to run again.
+describe('beginTransaction, as the engine drives it', () => {
+  const input = (key: string, waitMs = 0) => ({
+    key,
+    fingerprint: 'f',
+    leaseMs: 10_000,
+    retentionMs: 60_000,
+    waitMs,
+  });
+  const outcome = {
+    status: 201,
+    headers: [],
+    body: Buffer.from('ok'),
+    encoding: 'identity',
+    storage: 'inline',
+  } as const;
+  const acquired = async (tx: ReturnType<PostgresStore['transactional']>, key: string, waitMs = 0) => {
+    const begun = await tx.beginTransaction(input(key, waitMs));
+    if (begun.kind !== 'acquired') throw new Error(`expected acquired, got ${begun.kind}`);
+    return begun;
+  };
+  const handleOf = (begun: { transaction: { handle: unknown } }) => begun.transaction.handle as pg.PoolClient;
+  /** A pool of one connection whose claim scripts (`BEGIN …; claim`) `claim` may answer instead of the server. */
+  function singlePool(claim?: () => Promise<never>) {
+    const pool = new pg.Pool({ connectionString: DATABASE_URL, max: 1 });
+    pool.on('error', () => {});
+    const scripts: string[] = [];
+    if (claim !== undefined) {
+      const connect = pool.connect.bind(pool);
+      pool.connect = ((callback: (error: unknown, client?: pg.PoolClient) => void) => {
+        connect().then((client) => {
+          const query = client.query.bind(client);
+          client.query = ((config: string | { text: string }, ...rest: unknown[]) => {
+            const text = typeof config === 'string' ? config : config.text;
+            if (!text.startsWith('BEGIN ISOLATION'))
+              return (query as (...args: unknown[]) => unknown)(config, ...rest);
+            scripts.push(text);
+            return claim();
+          }) as never;
+          callback(undefined, client);
+        }, callback);
+      }) as never;
+    }
+    return { pool, scripts, idle: () => pool.totalCount === pool.idleCount };
+  }
+  const conflict = () =>
+    Object.assign(new Error('could not serialize access due to concurrent update'), {
+      severity: 'ERROR',
+      code: '40001',
+    });
+
+  it('a settled transaction stays settled: a second commit is refused as lost, rollback and abort change nothing', async () => {
+    const tx = store.transactional();
+    const key = `settled-${Math.random()}`;
+    const begun = await acquired(tx, key);
+    await begun.transaction.commit(outcome, 60_000);
+    await expect(begun.transaction.commit(outcome, 60_000)).rejects.toBeInstanceOf(LeaseLostError);
+    await expect(begun.transaction.rollback()).resolves.toBeUndefined();
+    await expect(begun.transaction.abort()).resolves.toBeUndefined();
+    expect(await store.get(key)).toMatchObject({ state: 'completed', token: begun.token });
+  });
+
+  it('every way a claim ends gives its connection back: commit, rollback, abort, a refused escape, a claim not acquired', async () => {
+    const { pool, idle } = singlePool();
+    const single = new PostgresStore({ pool, schema: db.schema, listen: false });
+    const tx = single.transactional();
+    const key = `single-${Math.random()}`;
+    try {
+      const committed = await acquired(tx, key);
+      await committed.transaction.commit(outcome, 60_000);
+      expect(idle()).toBe(true);
+      expect(await tx.beginTransaction(input(key))).toMatchObject({ kind: 'replay' });
+      expect(idle()).toBe(true);
+      const rolledBack = await acquired(tx, `${key}-rollback`);
+      await rolledBack.transaction.rollback();
+      expect(idle()).toBe(true);
+      const escaped = await acquired(tx, `${key}-escape`);
+      await handleOf(escaped).query('COMMIT');
+      await expect(escaped.transaction.commit(outcome, 60_000)).rejects.toBeInstanceOf(
+        TransactionEscapedError,
+      );
+      expect(idle()).toBe(true);
+      const escapedRollback = await acquired(tx, `${key}-escape-rollback`);
+      await handleOf(escapedRollback).query('COMMIT');
+      await expect(escapedRollback.transaction.rollback()).rejects.toBeInstanceOf(TransactionEscapedError);
+      expect(idle()).toBe(true);
+      const aborted = await acquired(tx, `${key}-abort`);
+      await aborted.transaction.abort();
+      expect(idle()).toBe(true);
+      // And after all that, the one connection still claims.
+      const last = await acquired(tx, `${key}-last`);
+      await last.transaction.rollback();
+    } finally {
+      await pool.end();
+    }
+  });
+
+  it('a statement that failed inside the transaction makes complete fail with its SQLSTATE (25P02), everything rolled back', async () => {
+    const tx = store.transactional();
+    const key = `aborted-${Math.random()}`;
+    const begun = await acquired(tx, key);
+    await handleOf(begun).query(`INSERT INTO ${payments} (id, cents) VALUES ($1, 1)`, [key]);
+    await handleOf(begun)
+      .query('SELECT 1 / 0')
+      .catch(() => undefined);
+    const error = await begun.transaction.commit(outcome, 60_000).catch((e: unknown) => e);
+    expect(isStoreUnavailableError(error)).toBe(true);
+    expect((error as { cause?: { code?: string } }).cause?.code).toBe('25P02');
+    expect(await rowsFor(key)).toBe(0);
+    expect(await store.get(key)).toBeUndefined();
+  });
+
+  it('a COMMIT the server refuses (a deferred constraint) is a store error, not a success: nothing is kept', async () => {
+    const parents = db.table('parents');
+    const children = db.table('children');
+    await db.pool.query(`CREATE TABLE IF NOT EXISTS ${parents} (id text PRIMARY KEY)`);
+    await db.pool.query(
+      `CREATE TABLE IF NOT EXISTS ${children} (id text REFERENCES ${parents} (id) DEFERRABLE INITIALLY DEFERRED)`,
+    );
+    const tx = store.transactional();
+    const key = `deferred-${Math.random()}`;
+    const begun = await acquired(tx, key);
+    await handleOf(begun).query(`INSERT INTO ${children} (id) VALUES ($1)`, [key]);
+    const error = await begun.transaction.commit(outcome, 60_000).catch((e: unknown) => e);
+    expect(isStoreUnavailableError(error)).toBe(true);
+    expect((error as { cause?: { code?: string } }).cause?.code).toBe('23503');
+    expect(await store.get(key)).toBeUndefined();
+    expect(
+      (await db.pool.query(`SELECT count(*)::int AS n FROM ${children} WHERE id = $1`, [key])).rows[0].n,
+    ).toBe(0);
+  });
+
+  it('joined: at the lease end the claim’s savepoint is undone and the caller’s transaction goes on', async () => {
+    const client = await db.pool.connect();
+    const id = `joined-lease-${Math.random()}`;
+    try {
+      const engine = new Engine({ store: store.transactional({ client }), leaseMs: 100 });
+      await client.query('BEGIN');
+      await client.query(`INSERT INTO ${payments} (id, cents) VALUES ($1, 0)`, [`${id}-caller`]);
+      const begun = await engine.begin({ key: id, fingerprint: 'f' });
+      if (begun.kind !== 'acquired') throw new Error(begun.kind);
+      await transactionOf(begun.claim).query(`INSERT INTO ${payments} (id, cents) VALUES ($1, 1)`, [id]);
+      await new Promise((resolve) => begun.claim.signal.addEventListener('abort', resolve));
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      await client.query('COMMIT');
+    } finally {
+      client.release();
+    }
+    expect(await rowsFor(`${id}-caller`)).toBe(1);
+    expect(await rowsFor(id)).toBe(0);
+    expect(await store.get(id)).toBeUndefined();
+  });
+
+  it('the connection lost under a claim aborts its signal with the driver’s error as cause, joined or not', async () => {
+    const client = await db.pool.connect();
+    try {
+      await client.query('BEGIN');
+      for (const tx of [store.transactional(), store.transactional({ client })]) {
+        const begun = await acquired(tx, `lost-cause-${Math.random()}`);
+        const { rows } = await handleOf(begun).query('SELECT pg_backend_pid() AS pid');
+        await db.pool.query('SELECT pg_terminate_backend($1)', [rows[0].pid]);
+        const { signal } = begun.transaction;
+        await new Promise((resolve) =>
+          signal.aborted ? resolve(undefined) : signal.addEventListener('abort', resolve),
+        );
+        expect(isStoreUnavailableError(signal.reason)).toBe(true);
+        expect((signal.reason as Error).cause).toBeInstanceOf(Error);
+        await begun.transaction.rollback();
+      }
+    } finally {
+      client.release(true);
+    }
+  });
+
+  it('a claim prepared already on its connection (42P05, unknown to this process) runs again and claims', async () => {
+    const { pool } = singlePool();
+    try {
+      const { begin } = statementsFor(tableTarget(db.schema, 'oncely_keys'), { notify: true });
+      const name = `oncely_s_${createHash('sha256').update(begin).digest('hex').slice(0, 32)}`;
+      await pool.query(`PREPARE ${name}(text, text, bigint, bigint, bigint) AS ${begin}`);
+      const run = idempotent(async (n: number) => n * 3, {
+        store: new PostgresStore({ pool, schema: db.schema, listen: false }).transactional(),
+        scope: `prepared-${Math.random()}`,
+        key: String,
+      });
+      expect(await run.execute(1)).toEqual({ value: 3, replayed: false });
+      expect(await run.execute(1)).toEqual({ value: 3, replayed: true });
+    } finally {
+      await pool.end();
+    }
+  });
+
+  it('a claim that keeps losing serialization races gives up after 8 rounds: a store error carrying the 40001', async () => {
+    const { pool, scripts } = singlePool(() => Promise.reject(conflict()));
+    try {
+      const tx = new PostgresStore({ pool, schema: db.schema, listen: false }).transactional();
+      const error = await tx.beginTransaction(input(`races-${Math.random()}`)).catch((e: unknown) => e);
+      expect(isStoreUnavailableError(error)).toBe(true);
+      expect((error as { cause?: { code?: string } }).cause?.code).toBe('40001');
+      expect(scripts).toHaveLength(8);
+    } finally {
+      await pool.end();
+    }
+  });
+
+  it('a serialization failure of its own claim restarts it (not the caller’s: a joined claim answers in progress)', async () => {
+    const serializable = store.transactional({ isolation: 'serializable', lockTimeoutMs: 5_000 });
+    const key = `serial-${Math.random()}`;
+    const first = await acquired(serializable, key);
+    const duplicate = serializable.beginTransaction(input(key));
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    await first.transaction.commit(outcome, 60_000);
+    expect(await duplicate).toMatchObject({ kind: 'replay' });
+
+    const client = await db.pool.connect();
+    try {
+      await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ');
+      await client.query('SELECT 1');
+      const other = `serial-joined-${Math.random()}`;
+      const plain = await store.begin({ key: other, fingerprint: 'f', leaseMs: 10_000, retentionMs: 60_000 });
+      if (plain.kind !== 'acquired') throw new Error(plain.kind);
+      await store.complete({ key: other, token: plain.token, outcome, retentionMs: 60_000 });
+      expect(await store.transactional({ client }).beginTransaction(input(other))).toMatchObject({
+        kind: 'inProgress',
+      });
+      await client.query('ROLLBACK');
+    } finally {
+      client.release();
+    }
+  });
+
+  it('a claim that meets its row changing under it runs again and reads what the change committed', async () => {
+    const table = `"${db.schema}".oncely_keys`;
+    for (const mode of ['plain', 'transactional'] as const) {
+      const key = `stale-${mode}-${Math.random()}`;
+      const first = await store.begin({ key, fingerprint: 'f', leaseMs: 10_000, retentionMs: 60_000 });
+      if (first.kind !== 'acquired') throw new Error(first.kind);
+      await store.release({ key, token: first.token });
+      const locker = await db.pool.connect();
+      try {
+        // Another writer takes the released key back while the claim runs: the claim's snapshot still sees it
+        // released, its UPDATE waits on the row and then finds it taken.
+        await locker.query('BEGIN');
+        await locker.query(
+          `UPDATE ${table} SET state = 'inProgress', token = token + 1,
+             lease_until_ms = (extract(epoch from clock_timestamp()) * 1000)::bigint + 60000 WHERE key = $1`,
+          [key],
+        );
+        const claim =
+          mode === 'plain'
+            ? store.begin({ key, fingerprint: 'f', leaseMs: 10_000, retentionMs: 60_000 })
+            : store.transactional().beginTransaction(input(key, 5_000));
+        await new Promise((resolve) => setTimeout(resolve, 150));
+        await locker.query('COMMIT');
+        const result = await claim;
+        expect(result, mode).toMatchObject({ kind: 'inProgress', attempt: 1 });
+        expect((result as { retryAfterMs: number }).retryAfterMs, mode).toBeGreaterThan(30_000);
+      } finally {
+        locker.release();
+      }
+    }
   });
 });

@@ -228,4 +228,28 @@ describe('engine events', () => {
     expect(retry).toMatchObject({ kind: 'acquired', claim: { attempt: 2 } });
     if (retry.kind === 'acquired') await retry.claim.release();
   });
+
+  it('an answer that comes after its timeout to a call other than begin is dropped quietly: no unhandled rejection', async () => {
+    const inner = new MemoryStore();
+    const slow: Store = {
+      name: 'slow',
+      begin: (input) => inner.begin(input),
+      complete: (input) => inner.complete(input),
+      release: (input) => inner.release(input),
+      renew: (input) => inner.renew(input),
+      get: (key) => new Promise((resolve) => setTimeout(() => resolve(inner.get(key)), 40)),
+      delete: (key) => inner.delete(key),
+    };
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown) => unhandled.push(reason);
+    process.on('unhandledRejection', onUnhandled);
+    try {
+      const { engine } = recorded(slow, { storeTimeoutMs: 10, breaker: false });
+      await expect(engine.inspect('k')).rejects.toSatisfy(isStoreUnavailableError);
+      await sleep(80);
+      expect(unhandled).toEqual([]);
+    } finally {
+      process.off('unhandledRejection', onUnhandled);
+    }
+  });
 });
