@@ -1,7 +1,8 @@
 // Redis CPU per script call, counted in instructions: the store's scripts and the minimal two-script layer run
 // against a redis-server under valgrind's callgrind, which counts every instruction the server executes. Unlike
-// time, the count hardly moves with what else the machine is doing: two runs agree within about 1%, the rest being
-// the server's own timer work while the calls run (`--hz 1` keeps it small). So it says how much more Redis works
+// time, the count hardly moves with what else the machine is doing: two runs of the same scripts at the default hz
+// gave 150.7k and 152.6k per new request (1.3% apart), the difference being the server's own timer work while the
+// calls run, which `--hz 1` keeps smaller. So it says how much more Redis works
 // for oncely than for the floor, even on a shared two-core machine.
 // Writes the `redis-instructions` section of docs/benchmarks.md. Run it alone (about 3 minutes):
 //   node --import tsx bench/redis/instructions.ts [--calls 1000]
