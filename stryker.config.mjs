@@ -20,6 +20,8 @@ export default {
   // those are left out of the score and listed as ignored (docs/mutation.md, "Static mutants").
   coverageAnalysis: 'perTest',
   ignoreStatic: true,
+  // Keeps vitest's worker thread from one mutant's run to the next (why, and its bound: the module's header).
+  testRunnerNodeArgs: ['--import', './stryker/keep-test-worker.mjs'],
   // Two cores: one vitest worker per core (the Redis and PostgreSQL servers share them).
   concurrency: 2,
   // A mutant that makes a test wait forever (a lease never given up, a waitFor never woken) fails that test at
