@@ -27,14 +27,18 @@ beforeAll(async () => {
   await new Promise((resolve) => client.once('ready', resolve));
 });
 afterAll(async () => {
-  const keys = await admin.keys('surface*');
+  const keys = ownKeys(await admin.keys('surface*'));
   if (keys.length > 0) await admin.del(...keys);
   client.disconnect();
   admin.disconnect();
 });
 
 const lease = { leaseMs: 10_000, retentionMs: 60_000 };
-const prefix = () => `surface${randomUUID().slice(0, 8)}`;
+// Every key and channel of this file's run carries RUN, and only those are cleaned up: two runs of the file at
+// once (`npm run mutate` runs one per worker) must not delete each other's records mid-test.
+const RUN = randomUUID().slice(0, 8);
+const prefix = () => `surface${RUN}-${randomUUID().slice(0, 8)}`;
+const ownKeys = (keys: string[]) => keys.filter((key) => key.includes(`surface${RUN}-`));
 const store = (options: Partial<RedisStoreOptions> = {}) =>
   new RedisStore({ client, prefix: prefix(), ...options });
 const done: StoredOutcome = {
@@ -351,13 +355,13 @@ describe('RedisStore waitFor', () => {
   it("messages on the caller's subscriber for channels of its own wake nobody and break nothing", async () => {
     const subscriber = new Redis(services.redis.url);
     try {
-      await subscriber.subscribe('surface-own-channel');
+      await subscriber.subscribe(`surface${RUN}-own-channel`);
       const s = store({ subscriber, pollIntervalMs: NEVER_POLL });
       const claim = await s.begin({ key: 'k', fingerprint: 'f', ...lease });
       if (claim.kind !== 'acquired') throw new Error(claim.kind);
       const waiting = s.waitFor('k', { timeoutMs: 10_000 });
       await new Promise((resolve) => setTimeout(resolve, 50));
-      await admin.publish('surface-own-channel', 'hello');
+      await admin.publish(`surface${RUN}-own-channel`, 'hello');
       expect(await within(waiting, 100)).toBe(false);
       await s.complete({ key: 'k', token: claim.token, outcome: done, retentionMs: 60_000 });
       expect(await within(waiting, 2_000)).toBe(true);
@@ -403,7 +407,7 @@ describe('RedisStore stats', () => {
     await new Promise((resolve) => db.once('ready', resolve));
   });
   afterAll(async () => {
-    const keys = await db.keys('surface*');
+    const keys = ownKeys(await db.keys('surface*'));
     if (keys.length > 0) await db.del(...keys);
     db.disconnect();
   });
@@ -442,7 +446,9 @@ describe('RedisStore stats', () => {
       expect(two.bytes).toBeGreaterThan(one.bytes ?? 0);
     } finally {
       for (const client of [globbed, literal]) {
-        const own = await client.keys('*');
+        const own = ownKeys(await client.keys('*')).filter((key) =>
+          key.startsWith(client.options.keyPrefix!),
+        );
         const bare = own.map((key) => key.slice(client.options.keyPrefix!.length));
         if (bare.length > 0) await client.del(...bare);
         client.disconnect();
