@@ -182,7 +182,11 @@ export interface StoreTransaction {
    * `StoreUnavailableError` when the commit fails or its result is unknown (the connection broke).
    */
   commit(outcome: StoredOutcome, retentionMs: number): Promise<void>;
-  /** Rolls everything back, the claim included, and gives the connection back. Never rejects. */
+  /**
+   * Rolls everything back, the claim included, and gives the connection back. Rejects only when the holder's code
+   * ended the transaction itself (PostgreSQL: `TransactionEscapedError`, after undoing what it can), so that the
+   * bug shows instead of passing as a rollback.
+   */
   rollback(): Promise<void>;
   /**
    * Ends the transaction for a holder that may still be writing through `handle` (its claim ran out): rolls it

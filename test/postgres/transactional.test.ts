@@ -633,6 +633,30 @@ describe('beginTransaction, as the engine drives it', () => {
     }
   });
 
+  it('a joined claim leaves no listener on the caller’s client, however it ends: commit, rollback, abort', async () => {
+    const client = await db.pool.connect();
+    const listening = () => [client.listenerCount('error'), client.listenerCount('end')];
+    try {
+      await client.query('BEGIN');
+      const before = listening();
+      const tx = store.transactional({ client });
+      const key = `joined-listeners-${Math.random()}`;
+      const committed = await acquired(tx, key);
+      await committed.transaction.commit(outcome, 60_000);
+      expect(listening()).toEqual(before);
+      const rolledBack = await acquired(tx, `${key}-rollback`);
+      await rolledBack.transaction.rollback();
+      expect(listening()).toEqual(before);
+      // The lease end of a joined claim: its savepoint is undone, the caller's transaction and client go on.
+      const aborted = await acquired(tx, `${key}-abort`);
+      await aborted.transaction.abort();
+      expect(listening()).toEqual(before);
+      await client.query('COMMIT');
+    } finally {
+      client.release();
+    }
+  });
+
   it('a statement that failed inside the transaction makes complete fail with its SQLSTATE (25P02), everything rolled back', async () => {
     const tx = store.transactional();
     const key = `aborted-${Math.random()}`;

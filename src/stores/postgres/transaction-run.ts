@@ -191,8 +191,13 @@ function openTransaction(
     },
     async abort(): Promise<void> {
       if (!close()) return;
-      // Joined: the caller's transaction is theirs to end; undo our savepoint and leave it to them.
-      if (settings.joined !== undefined) return undo(session);
+      // Joined: the caller's transaction is theirs to end; undo our savepoint and leave it to them, with our
+      // listeners taken off their client (a long-lived client would gather them, one pair per lease end).
+      if (settings.joined !== undefined) {
+        await undo(session);
+        giveBack();
+        return;
+      }
       // Closing the connection rolls the transaction back on the server, and the handle can never write again: a
       // statement its holder sends later fails instead of autocommitting outside the claim, or running inside
       // another request's transaction on a reused connection.
