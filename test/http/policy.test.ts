@@ -544,6 +544,27 @@ describe('factory options shared by every route', () => {
   });
 });
 
+describe('default scope notices, as a factory wires them', () => {
+  it('reach the logger once each, naming the route and what identifies a client', () => {
+    const warnings: string[] = [];
+    const { scopeNotices } = createShared('hono', {
+      store: new MemoryStore(),
+      logger: { warn: (message: string) => warnings.push(message) },
+    });
+    for (const route of ['POST /payments', 'POST /refunds']) {
+      scopeNotices.anonymous(route);
+      scopeNotices.wholeCookie(route);
+    }
+    expect(warnings).toHaveLength(2);
+    expect(warnings[0]).toMatch(
+      /^oncely\/hono: a request with an Idempotency-Key to POST \/payments carried no Authorization, API-key header \(x-api-key, api-key, x-auth-token, x-access-token\) or cookie, so its record is shared/,
+    );
+    expect(warnings[1]).toMatch(
+      /^oncely\/hono: a request with an Idempotency-Key to POST \/payments was scoped by its whole Cookie header: it carried no Authorization/,
+    );
+  });
+});
+
 describe('LocalOutcomeCache accounting', () => {
   const answer = (bytes: number) => ({ status: 201, headers: [], body: new Uint8Array(bytes) });
   it('counts each body plus 256 bytes; an entry of exactly maxBytes fits; replacing one frees its bytes', () => {

@@ -136,7 +136,15 @@ describe('what a store knows of its server without connecting', () => {
       address: '/run/redis/redis.sock',
       namespace: '0',
     });
-    for (const client of [plain, sentinel, socket]) client.disconnect();
+    // An empty path (a setting read from an unset variable) is no socket: ioredis connects to host and port.
+    const unset = new Redis({ path: '', host: 'cache.internal', port: 6380, lazyConnect: true });
+    expect(new RedisStore({ client: unset }).endpoint).toEqual({
+      system: 'redis',
+      address: 'cache.internal',
+      port: 6380,
+      namespace: '0',
+    });
+    for (const client of [plain, sentinel, socket, unset]) client.disconnect();
     cluster.disconnect();
   });
 

@@ -206,10 +206,12 @@ describe('RedisStore replies', () => {
     for (const reply of [
       null,
       'OK',
+      Buffer.from('OK'),
       5,
       [],
       ['1', 7, 2],
       [1, 'x', 2],
+      [1, Buffer.from('x'), 2],
       [1, 7.5, 2],
       [1, 7],
       [2, null, 1],
@@ -361,6 +363,8 @@ describe('RedisStore waitFor', () => {
       if (claim.kind !== 'acquired') throw new Error(claim.kind);
       const waiting = s.waitFor('k', { timeoutMs: 10_000 });
       await new Promise((resolve) => setTimeout(resolve, 50));
+      // The store listens on the caller's subscriber, not on a connection of its own.
+      expect(subscriber.listenerCount('message')).toBe(1);
       await admin.publish(`surface${RUN}-own-channel`, 'hello');
       expect(await within(waiting, 100)).toBe(false);
       await s.complete({ key: 'k', token: claim.token, outcome: done, retentionMs: 60_000 });
@@ -389,6 +393,13 @@ describe('RedisStore waitFor', () => {
       expect(await s.waitFor('k', { timeoutMs: 100 })).toBe(false);
       const after = checks;
       expect(after).toBeGreaterThan(1);
+      await new Promise((resolve) => setTimeout(resolve, 150));
+      expect(checks).toBe(after);
+      // A wait aborted before its first check makes none, then or later.
+      const aborted = new AbortController();
+      const gaveUp = s.waitFor('k', { timeoutMs: 10_000, signal: aborted.signal });
+      aborted.abort();
+      expect(await gaveUp).toBe(false);
       await new Promise((resolve) => setTimeout(resolve, 150));
       expect(checks).toBe(after);
       await s.close();
@@ -584,6 +595,7 @@ describe('RedisStore records', () => {
       ['not bytes', bytes.toString('latin1')],
       ['bytes, but not as the driver hands them over', new Uint8Array(bytes)],
       ['shorter than the fixed part', bytes.subarray(0, 42)],
+      ['the layout byte and little else', bytes.subarray(0, 3)],
       ['another layout', edit(0, 1)],
       [
         'a fingerprint longer than the record',

@@ -11,8 +11,9 @@ import {
   type Outcome,
   type Store,
   StoreUnavailableError,
+  TransactionEscapedError,
 } from '../../src/index.js';
-import type { WaitForOptions } from '../../src/store.js';
+import type { StoreTransaction, TransactionBeginResult, WaitForOptions } from '../../src/store.js';
 import { faulty } from './faulty-store.js';
 
 const response = (text: string, status = 201): Outcome => ({
@@ -497,5 +498,111 @@ describe('Engine waiting for a duplicate', () => {
     await held.claim.complete(response('first'));
     await vi.advanceTimersByTimeAsync(250);
     expect((await waiting).kind).toBe('replay');
+  });
+});
+
+describe('Engine on a transactional store of its own', () => {
+  /**
+   * A store in transactional mode written against the Store contract: its `beginTransaction` gives the answers
+   * listed, one per call (the last one again after), and claims with the transaction given. Every other method is
+   * a MemoryStore's. `waits` writes down the `waitMs` each call was given.
+   */
+  function transactional(
+    answers: readonly ('acquired' | 'inProgress' | Error)[],
+    transaction: Partial<StoreTransaction> = {},
+  ) {
+    const memory = new MemoryStore();
+    const waits: number[] = [];
+    const store: Store = {
+      name: 'own',
+      begin: (input) => memory.begin(input),
+      complete: (input) => memory.complete(input),
+      release: (input) => memory.release(input),
+      renew: (input) => memory.renew(input),
+      get: (key) => memory.get(key),
+      delete: (key) => memory.delete(key),
+      beginTransaction: async (input): Promise<TransactionBeginResult> => {
+        const answer = answers[Math.min(waits.length, answers.length - 1)]!;
+        waits.push(input.waitMs);
+        if (answer instanceof Error) throw answer;
+        if (answer === 'inProgress') return { kind: 'inProgress', retryAfterMs: 1_000, attempt: 1 };
+        return {
+          kind: 'acquired',
+          token: 1,
+          attempt: 1,
+          takeover: false,
+          transaction: {
+            handle: 'the transaction',
+            signal: new AbortController().signal,
+            commit: async () => {},
+            rollback: async () => {},
+            abort: async () => {},
+            ...transaction,
+          },
+        };
+      },
+    };
+    return { store, waits };
+  }
+
+  it('a transactional begin that fails is a StoreUnavailableError, reported as a storeError of begin', async () => {
+    const events: OncelyEvent[] = [];
+    const refused = new Error('connection refused');
+    const { store } = transactional([refused]);
+    const engine = new Engine({ store, onEvent: (event) => events.push(event) });
+    const error = await engine.begin({ key: 'k', fingerprint: 'f' }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(StoreUnavailableError);
+    expect((error as Error).cause).toBe(refused);
+    expect(events).toEqual([{ type: 'storeError', operation: 'begin', error }]);
+  });
+
+  it('a begin answered in progress before the deadline is asked again with what is left of waitMs', async () => {
+    const { store, waits } = transactional(['inProgress', 'acquired']);
+    const engine = new Engine({ store });
+    const begun = await engine.begin({ key: 'k', fingerprint: 'f', waitMs: 2_000 });
+    if (begun.kind !== 'acquired') throw new Error(begun.kind);
+    await begun.claim.release();
+    expect(waits).toHaveLength(2);
+    expect(waits[0]).toBe(2_000);
+    // Not more than the caller's own wait (the store would hold it past its deadline), nor nothing.
+    expect(waits[1]).toBeGreaterThan(1_000);
+    expect(waits[1]).toBeLessThanOrEqual(2_000);
+  });
+
+  it('a transaction whose connection was lost before the claim was made hands the claim an aborted signal', async () => {
+    const lost = new Error('connection lost');
+    const { store } = transactional(['acquired'], { signal: AbortSignal.abort(lost) });
+    const engine = new Engine({ store });
+    const begun = await engine.begin({ key: 'k', fingerprint: 'f' });
+    if (begun.kind !== 'acquired') throw new Error(begun.kind);
+    expect(begun.claim.signal.aborted).toBe(true);
+    expect(begun.claim.signal.reason).toBe(lost);
+    await begun.claim.release();
+  });
+
+  it('a commit that fails with a driver error is a StoreUnavailableError carrying it, reported as a storeError of commit', async () => {
+    const events: OncelyEvent[] = [];
+    const reset = new Error('connection reset');
+    const { store } = transactional(['acquired'], { commit: () => Promise.reject(reset) });
+    const engine = new Engine({ store, onEvent: (event) => events.push(event) });
+    const begun = await engine.begin({ key: 'k', fingerprint: 'f' });
+    if (begun.kind !== 'acquired') throw new Error(begun.kind);
+    const error = await begun.claim.complete(response('x')).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(StoreUnavailableError);
+    expect((error as Error).cause).toBe(reset);
+    expect(events.filter((event) => event.type === 'storeError')).toEqual([
+      { type: 'storeError', operation: 'commit', error },
+    ]);
+  });
+
+  it('a commit refused with an OncelyError of another kind passes it on as it is, and reports no storeError', async () => {
+    const events: OncelyEvent[] = [];
+    const escaped = new TransactionEscapedError(1, { outcomeStored: true });
+    const { store } = transactional(['acquired'], { commit: () => Promise.reject(escaped) });
+    const engine = new Engine({ store, onEvent: (event) => events.push(event) });
+    const begun = await engine.begin({ key: 'k', fingerprint: 'f' });
+    if (begun.kind !== 'acquired') throw new Error(begun.kind);
+    await expect(begun.claim.complete(response('x'))).rejects.toBe(escaped);
+    expect(events.map((event) => event.type)).toEqual(['acquired']);
   });
 });
