@@ -302,11 +302,11 @@ export class Engine {
         this.#conflict(request.key, begun, probe);
         return begun;
       }
-      // In transactional mode the next begin itself waits on the holder's row lock.
-      if (this.store.beginTransaction === undefined) {
-        await this.#waitForKey(request.key, Math.min(remaining, begun.retryAfterMs), pollMs);
-        pollMs = Math.min(pollMs * 2, POLL_MAX_MS);
-      }
+      // In transactional mode too: a begin there waits on an open transaction's row lock, but a key held by a
+      // committed claim (plain mode on the same table, a joined claim's serialization failure) answers at once,
+      // and asking again without a pause would hammer the database until waitMs ran out.
+      await this.#waitForKey(request.key, Math.min(remaining, begun.retryAfterMs), pollMs);
+      pollMs = Math.min(pollMs * 2, POLL_MAX_MS);
       begun = await this.#beginOnce(request, Math.max(0, deadline - Date.now()), probe);
     }
     return begun;

@@ -127,7 +127,10 @@ export class TransactionClaim implements Claim {
     this.#probe.end();
   }
 
-  /** Never rejects (the store's contract), so the probe sees a settled call either way. */
+  /**
+   * Rejects only when the holder's code ended the transaction itself (`TransactionEscapedError`, the store's
+   * contract); the probe sees the call settle either way.
+   */
   #rollback(): Promise<void> {
     return this.#probe.store('rollback', () => this.#transaction.rollback());
   }

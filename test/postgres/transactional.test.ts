@@ -251,6 +251,35 @@ describe('transactional mode', () => {
     expect(await rowsFor('p6')).toBe(1);
   });
 
+  it('a duplicate waiting on a key a plain-mode claim holds asks again after a pause, not in a loop', async () => {
+    const key = `plain-held-${Math.random()}`;
+    const held = await store.begin({ key, fingerprint: 'f', leaseMs: 10_000, retentionMs: 60_000 });
+    if (held.kind !== 'acquired') throw new Error(held.kind);
+    const tx = store.transactional();
+    let begins = 0;
+    // Counts the engine's begins; everything else goes to the store as it is.
+    const counting = new Proxy(tx, {
+      get(target, name) {
+        const value: unknown = Reflect.get(target, name, target);
+        if (name === 'beginTransaction')
+          return (input: Parameters<typeof tx.beginTransaction>[0]) => {
+            begins += 1;
+            return tx.beginTransaction(input);
+          };
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    const started = Date.now();
+    const begun = await new Engine({ store: counting }).begin({ key, fingerprint: 'f', waitMs: 500 });
+    expect(begun.kind).toBe('inProgress');
+    expect(Date.now() - started).toBeGreaterThanOrEqual(450);
+    // The committed in-progress row holds no lock to wait on, so each begin answers at once: with the pause
+    // between them (10 ms, doubling up to 250 ms) a handful, where a loop without one made hundreds.
+    expect(begins).toBeGreaterThanOrEqual(2);
+    expect(begins).toBeLessThanOrEqual(10);
+    await store.release({ key, token: held.token });
+  });
+
   it('the same key with other input is a FingerprintMismatchError', async () => {
     const { pay } = payHandler('mismatch');
     await pay({ id: 'p7', cents: 1 });
