@@ -8,7 +8,7 @@ import {
   type Outcome,
   type Store,
 } from '../../src/index.js';
-import { faulty } from './faulty-store.js';
+import { faulty, over } from './faulty-store.js';
 
 const outcome = (text: string): Outcome => ({ status: 201, headers: [], body: Buffer.from(text) });
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -215,9 +215,7 @@ describe('Claim leases', () => {
   it('a retried complete that finds the key deleted meanwhile is a lost lease', async () => {
     const inner = new MemoryStore();
     let first = true;
-    const store: Store = {
-      name: 'flaky',
-      begin: (input) => inner.begin(input),
+    const store = over(inner, 'flaky', {
       // The first attempt never reaches the store, and the key is deleted before the retry.
       complete: async (input) => {
         if (!first) return inner.complete(input);
@@ -225,11 +223,7 @@ describe('Claim leases', () => {
         await inner.delete(input.key);
         throw new Error('connection reset');
       },
-      release: (input) => inner.release(input),
-      renew: (input) => inner.renew(input),
-      get: (key) => inner.get(key),
-      delete: (key) => inner.delete(key),
-    };
+    });
     const engine = new Engine({ store, breaker: false });
     const claim = await acquire(engine);
     await expect(claim.complete(outcome('x'))).rejects.toBeInstanceOf(LeaseLostError);

@@ -25,7 +25,7 @@ import {
 } from '../../src/index.js';
 import { CircuitBreaker } from '../../src/store.js';
 import { FakeClock } from '../../src/testing/index.js';
-import { faulty } from './faulty-store.js';
+import { faulty, over } from './faulty-store.js';
 
 const outcome: Outcome = { status: 201, headers: [], body: Buffer.from('ok') };
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -399,15 +399,8 @@ describe('waiting for a duplicate', () => {
 
   it('polls a store without waitFor, and replays the holder once it completes', async () => {
     const inner = new MemoryStore();
-    const plain: Store = {
-      name: 'plain',
-      begin: (input) => inner.begin(input),
-      complete: (input) => inner.complete(input),
-      release: (input) => inner.release(input),
-      renew: (input) => inner.renew(input),
-      get: (key) => inner.get(key),
-      delete: (key) => inner.delete(key),
-    };
+    // The MemoryStore without its waitFor.
+    const plain = over(inner, 'plain', {});
     const engine = new Engine({ store: plain });
     const held = await engine.begin({ key: 'k', fingerprint: 'f' });
     if (held.kind !== 'acquired') throw new Error(held.kind);

@@ -9,12 +9,11 @@ import {
   MemoryStore,
   type OncelyEvent,
   type Outcome,
-  type Store,
   StoreUnavailableError,
   TransactionEscapedError,
 } from '../../src/index.js';
 import type { StoreTransaction, TransactionBeginResult, WaitForOptions } from '../../src/store.js';
-import { faulty } from './faulty-store.js';
+import { faulty, over } from './faulty-store.js';
 
 const response = (text: string, status = 201): Outcome => ({
   status,
@@ -449,24 +448,18 @@ describe('Engine waiting for a duplicate', () => {
   /** The store as given, with its begins counted and the timeouts its waitFor was given written down. */
   function counted(inner: MemoryStore, withWaitFor: boolean) {
     const seen = { begins: 0, waits: [] as number[] };
-    const store: Store = {
-      name: 'counted',
+    const store = over(inner, 'counted', {
       begin: (input) => {
         seen.begins++;
         return inner.begin(input);
       },
-      complete: (input) => inner.complete(input),
-      release: (input) => inner.release(input),
-      renew: (input) => inner.renew(input),
-      get: (key) => inner.get(key),
-      delete: (key) => inner.delete(key),
       ...(withWaitFor && {
         waitFor: (key: string, options: WaitForOptions) => {
           seen.waits.push(options.timeoutMs);
           return inner.waitFor(key, options);
         },
       }),
-    };
+    });
     return { store, seen };
   }
 
@@ -513,14 +506,7 @@ describe('Engine on a transactional store of its own', () => {
   ) {
     const memory = new MemoryStore();
     const waits: number[] = [];
-    const store: Store = {
-      name: 'own',
-      begin: (input) => memory.begin(input),
-      complete: (input) => memory.complete(input),
-      release: (input) => memory.release(input),
-      renew: (input) => memory.renew(input),
-      get: (key) => memory.get(key),
-      delete: (key) => memory.delete(key),
+    const store = over(memory, 'own', {
       beginTransaction: async (input): Promise<TransactionBeginResult> => {
         const answer = answers[Math.min(waits.length, answers.length - 1)]!;
         waits.push(input.waitMs);
@@ -541,7 +527,7 @@ describe('Engine on a transactional store of its own', () => {
           },
         };
       },
-    };
+    });
     return { store, waits };
   }
 

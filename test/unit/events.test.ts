@@ -10,7 +10,7 @@ import {
   type Store,
 } from '../../src/index.js';
 import { FakeClock } from '../../src/testing/index.js';
-import { faulty } from './faulty-store.js';
+import { faulty, over } from './faulty-store.js';
 
 // The events `onEvent` receives are the engine's public account of what it did (DESIGN §8): dashboards and
 // alerts count them. Each case asserts the exact sequence a scenario produces, on a real MemoryStore.
@@ -188,15 +188,9 @@ describe('engine events', () => {
 
   it('a begin answered after its timeout that did not claim the key is left alone: nothing to release', async () => {
     const inner = new MemoryStore();
-    const slow: Store = {
-      name: 'slow',
+    const slow = over(inner, 'slow', {
       begin: (input) => new Promise((resolve) => setTimeout(() => resolve(inner.begin(input)), 40)),
-      complete: (input) => inner.complete(input),
-      release: (input) => inner.release(input),
-      renew: (input) => inner.renew(input),
-      get: (key) => inner.get(key),
-      delete: (key) => inner.delete(key),
-    };
+    });
     const held = await inner.begin({ key: 'k', fingerprint: 'f', leaseMs: LEASE, retentionMs: LEASE });
     if (held.kind !== 'acquired') throw new Error(held.kind);
     const { engine, types } = recorded(slow, { storeTimeoutMs: 10, breaker: false });
@@ -210,15 +204,9 @@ describe('engine events', () => {
   it('a begin answered after its timeout is released at once (reason late), so a retry is not locked out', async () => {
     const inner = new MemoryStore();
     let delayMs = 60;
-    const slow: Store = {
-      name: 'slow',
+    const slow = over(inner, 'slow', {
       begin: (input) => new Promise((resolve) => setTimeout(() => resolve(inner.begin(input)), delayMs)),
-      complete: (input) => inner.complete(input),
-      release: (input) => inner.release(input),
-      renew: (input) => inner.renew(input),
-      get: (key) => inner.get(key),
-      delete: (key) => inner.delete(key),
-    };
+    });
     const { engine, events } = recorded(slow, { storeTimeoutMs: 10, breaker: false });
     await expect(engine.begin({ key: 'k', fingerprint: 'f' })).rejects.toSatisfy(isStoreUnavailableError);
     await expect.poll(() => inner.get('k').then((record) => record?.state)).toBe('released');
@@ -231,15 +219,9 @@ describe('engine events', () => {
 
   it('an answer that comes after its timeout to a call other than begin is dropped quietly: no unhandled rejection', async () => {
     const inner = new MemoryStore();
-    const slow: Store = {
-      name: 'slow',
-      begin: (input) => inner.begin(input),
-      complete: (input) => inner.complete(input),
-      release: (input) => inner.release(input),
-      renew: (input) => inner.renew(input),
+    const slow = over(inner, 'slow', {
       get: (key) => new Promise((resolve) => setTimeout(() => resolve(inner.get(key)), 40)),
-      delete: (key) => inner.delete(key),
-    };
+    });
     const unhandled: unknown[] = [];
     const onUnhandled = (reason: unknown) => unhandled.push(reason);
     process.on('unhandledRejection', onUnhandled);

@@ -1,5 +1,22 @@
 import type { Store } from '../../src/index.js';
 
+/**
+ * `inner` (a real MemoryStore) seen through the Store contract, with the methods in `changes` in place of its own:
+ * a store that answers late, fails once, or adds `beginTransaction`, without repeating the other five methods.
+ */
+export function over(inner: Store, name: string, changes: Partial<Store>): Store {
+  return {
+    name,
+    begin: (input) => inner.begin(input),
+    complete: (input) => inner.complete(input),
+    release: (input) => inner.release(input),
+    renew: (input) => inner.renew(input),
+    get: (key) => inner.get(key),
+    delete: (key) => inner.delete(key),
+    ...changes,
+  };
+}
+
 type Method = 'begin' | 'complete' | 'release' | 'renew' | 'get' | 'delete';
 
 /**
