@@ -24,71 +24,58 @@ export function goalsTable(
 ): string {
   const row = (framework: Framework, variant: Variant, workload: Workload) =>
     summaries.find((s) => s.framework === framework && s.variant === variant && s.workload === workload);
-  // Share of one ratio in another: how much of the other layer's throughput ratio oncely keeps.
-  const ratioOf = (framework: Framework, workload: Workload, other: Variant, variant: Variant = 'oncely') => {
-    const mine = row(framework, variant, workload);
-    const theirs = row(framework, other, workload);
-    return mine && theirs ? mine.ratio / theirs.ratio : undefined;
-  };
-  // CPU added per request as a multiple of the minimal layer's. A minimal layer that adds nothing measurable
-  // (0 or less) leaves no multiple to read.
-  const cpuOf = (framework: Framework, workload: Workload, pick: (summary: Summary) => number) => {
-    const mine = row(framework, 'oncely', workload);
-    const floor = row(framework, 'minimal', workload);
-    if (mine === undefined || floor === undefined || pick(floor) <= 0) return undefined;
-    return { mine: pick(mine), floor: pick(floor), times: pick(mine) / pick(floor) };
-  };
+  // How much of another layer's throughput ratio oncely keeps, against a floor.
+  const share = (what: string, workload: Workload, other: Variant, least: number): Goal => ({
+    what,
+    bound: `≥ ${least}×`,
+    measure: (f) => {
+      const mine = row(f, 'oncely', workload);
+      const theirs = row(f, other, workload);
+      if (mine === undefined || theirs === undefined) return undefined;
+      const kept = mine.ratio / theirs.ratio;
+      return { value: x(kept), met: kept >= least };
+    },
+  });
+  // CPU added per new request as a multiple of the minimal layer's, against a ceiling. A minimal layer that adds
+  // nothing measurable (0 or less) leaves no multiple to read.
+  const cpu = (what: string, pick: (summary: Summary) => number, most: number): Goal => ({
+    what,
+    bound: `≤ ${most}×`,
+    measure: (f) => {
+      const mine = row(f, 'oncely', 'unique');
+      const floor = row(f, 'minimal', 'unique');
+      if (mine === undefined || floor === undefined || pick(floor) <= 0) return undefined;
+      const times = pick(mine) / pick(floor);
+      return {
+        value: `${x(times)} (${pick(mine).toFixed(1)} vs ${pick(floor).toFixed(1)} µs)`,
+        met: times <= most,
+      };
+    },
+  });
   const goals: Goal[] = [
-    {
-      what: 'unique keys: throughput ratio, as a share of the minimal layer’s',
-      bound: '≥ 0.95×',
-      measure: (f) => {
-        const share = ratioOf(f, 'unique', 'minimal');
-        return share === undefined ? undefined : { value: x(share), met: share >= 0.95 };
-      },
-    },
-    {
-      what: 'unique keys: throughput ratio beside `@node-idempotency/core`’s (Express only)',
-      bound: '≥ 1×',
-      measure: (f) => {
-        const share = ratioOf(f, 'unique', 'node-idempotency');
-        return share === undefined ? undefined : { value: x(share), met: share >= 1 };
-      },
-    },
-    {
-      what: 'server CPU added per new request, as a multiple of the minimal layer’s',
-      bound: '≤ 1.5×',
-      measure: (f) => {
-        const cpu = cpuOf(f, 'unique', (s) => s.serverCpuAddedUs);
-        return cpu === undefined
-          ? undefined
-          : {
-              value: `${x(cpu.times)} (${cpu.mine.toFixed(1)} vs ${cpu.floor.toFixed(1)} µs)`,
-              met: cpu.times <= 1.5,
-            };
-      },
-    },
-    {
-      what: 'Redis CPU per new request, as a multiple of the minimal layer’s (INFO CPU, wall-clock µs)',
-      bound: '≤ 1.25×',
-      measure: (f) => {
-        const cpu = cpuOf(f, 'unique', (s) => s.redisCpuAddedUs);
-        return cpu === undefined
-          ? undefined
-          : {
-              value: `${x(cpu.times)} (${cpu.mine.toFixed(1)} vs ${cpu.floor.toFixed(1)} µs)`,
-              met: cpu.times <= 1.25,
-            };
-      },
-    },
-    {
-      what: 'replay without the local cache: throughput ratio, as a share of the minimal layer’s',
-      bound: '≥ 0.98×',
-      measure: (f) => {
-        const share = ratioOf(f, 'replay', 'minimal');
-        return share === undefined ? undefined : { value: x(share), met: share >= 0.98 };
-      },
-    },
+    share('unique keys: throughput ratio, as a share of the minimal layer’s', 'unique', 'minimal', 0.95),
+    share(
+      'unique keys: throughput ratio beside `@node-idempotency/core`’s (Express only)',
+      'unique',
+      'node-idempotency',
+      1,
+    ),
+    cpu(
+      'server CPU added per new request, as a multiple of the minimal layer’s',
+      (s) => s.serverCpuAddedUs,
+      1.5,
+    ),
+    cpu(
+      'Redis CPU per new request, as a multiple of the minimal layer’s (INFO CPU, wall-clock µs)',
+      (s) => s.redisCpuAddedUs,
+      1.25,
+    ),
+    share(
+      'replay without the local cache: throughput ratio, as a share of the minimal layer’s',
+      'replay',
+      'minimal',
+      0.98,
+    ),
     {
       what: 'replay with the local cache: throughput beside the bare framework',
       bound: '≥ 1.2×',

@@ -25,7 +25,7 @@ export const REPLAY_KEYS = 1_000;
 let unique = 0;
 
 /** The request stream of a workload: a fresh key per request, or a cycle over the completed replay keys. */
-function requestsFor(workload: Workload, replayPrefix: string) {
+export function requestsFor(workload: Workload, replayPrefix: string) {
   let next = 0;
   return [
     {

@@ -10,14 +10,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { startRedis, stopAll } from '../../test/redis/support/redis-server.js';
-import { BODY } from './measure.js';
+import { BODY, requestsFor } from './measure.js';
 import { type Framework, startServer, type Variant } from './processes.js';
 
 const FRAMEWORKS = (process.env.FRAMEWORKS ?? 'node,fastify').split(',') as Framework[];
 const VARIANTS = (process.env.VARIANTS ?? 'baseline,minimal,oncely').split(',') as Variant[];
 const REQUESTS = Number(process.env.REQUESTS ?? 2_000);
 
-let unique = 0;
 const fire = (url: string, amount: number) =>
   autocannon({
     url,
@@ -26,14 +25,7 @@ const fire = (url: string, amount: number) =>
     method: 'POST',
     headers: { 'content-type': 'application/json' },
     body: BODY,
-    requests: [
-      {
-        setupRequest(request: { headers: Record<string, string> }) {
-          request.headers['idempotency-key'] = `s-${process.pid}-${++unique}`;
-          return request;
-        },
-      },
-    ],
+    requests: requestsFor('unique', ''),
   });
 
 /** strace -c's table: calls per system call name. */
