@@ -184,18 +184,15 @@ export class Engine {
   }
 
   #begin(request: BeginRequest, probe: ExecutionProbe): Promise<Begun> {
-    const waitMs = request.waitMs ?? 0;
-    // Nearly every request is answered by the first call: the wait loop's own promise is a cost paid only here.
-    return this.#beginOnce(request, waitMs, probe).then((begun) => {
-      if (begun.kind !== 'inProgress') return begun;
-      if (waitMs > 0) return this.#waitUntilFree(request, begun, probe);
-      this.#conflict(request.key, begun, probe);
-      return begun;
-    });
+    return this.#beginOnce(request, request.waitMs ?? 0, probe, true);
   }
 
-  /** One store call: a claim, a replay, or busy / mismatch (with the events they are reported by). */
-  #beginOnce(request: BeginRequest, waitMs: number, probe: ExecutionProbe): Promise<Begun> {
+  /**
+   * One store call: a claim, a replay, or busy / mismatch (with the events they are reported by). The `first`
+   * call of a `begin` also decides what a busy key means (wait, or answer in progress), in the same callback:
+   * nearly every request is answered by it, so the wait loop costs nothing until a key is busy.
+   */
+  #beginOnce(request: BeginRequest, waitMs: number, probe: ExecutionProbe, first = false): Promise<Begun> {
     const { key, fingerprint, leaseUntil } = request;
     const renewEveryLease = request.leaseMs ?? this.leaseMs;
     const retentionMs = request.retentionMs ?? this.retentionMs;
@@ -212,7 +209,13 @@ export class Engine {
           guard.call('begin', (store) => store.beginTransaction!({ ...input, waitMs }), undefined, false),
     );
     const lease = { renewEveryLease, leaseUntil, sentAt };
-    return pending.then((result) => this.#begun(result, key, lease, retentionMs, probe));
+    return pending.then((result) => {
+      if (first && result.kind === 'inProgress') {
+        if (waitMs > 0) return this.#waitUntilFree(request, result, probe);
+        this.#conflict(key, result, probe);
+      }
+      return this.#begun(result, key, lease, retentionMs, probe);
+    });
   }
 
   #begun(

@@ -8,6 +8,7 @@ import type { EventHandler, ReleaseReason } from './events.js';
 import { type ExecutionProbe, NO_EXECUTION, reporter } from './instrumentation.js';
 import type { LeaseKeeper } from './lease-keeper.js';
 import type { Outcome } from './record.js';
+import type { StoredOutcome } from './store.js';
 
 // Completing is the one call that must not give up easily: the effect already happened.
 const COMPLETE_RETRY_DELAYS_MS = [25, 100, 400];
@@ -57,43 +58,77 @@ export class LeasedClaim implements Claim {
     return undefined;
   }
 
-  async complete(outcome: Outcome, options?: CompleteOptions): Promise<void> {
-    this.#settle('complete');
+  complete(outcome: Outcome, options?: CompleteOptions): Promise<void> {
     try {
-      await this.#complete(outcome, options);
+      this.#settle('complete');
     } catch (error) {
-      this.#probe.end(error);
-      throw error;
+      return Promise.reject(error);
     }
-    this.#probe.end();
+    // Promise chains rather than async functions: this runs on every new request, and each async frame and await
+    // is a promise and a tick more for the common case, which is one store call that succeeds.
+    let stored: Promise<void>;
+    try {
+      const sealed = seal(this.#parts, this.key, outcome);
+      const retentionMs = options?.retentionMs ?? this.#retentionMs;
+      stored =
+        sealed instanceof Promise
+          ? sealed.then((inline) => this.#attempt(inline, retentionMs, 0))
+          : this.#attempt(sealed, retentionMs, 0);
+    } catch (error) {
+      stored = Promise.reject(error);
+    }
+    const probe = this.#probe;
+    if (probe === NO_EXECUTION) return stored;
+    return stored.then(
+      () => probe.end(),
+      (error: unknown) => {
+        probe.end(error);
+        throw error;
+      },
+    );
   }
 
-  async #complete(outcome: Outcome, options: CompleteOptions | undefined): Promise<void> {
+  /** One attempt to store the outcome; `retry` counts the attempts that failed before it. */
+  #attempt(outcome: StoredOutcome, retentionMs: number, retry: number): Promise<void> {
     const { key, token } = this;
-    const stored = await seal(this.#parts, key, outcome);
-    const retentionMs = options?.retentionMs ?? this.#retentionMs;
     const guard = this.#parts.guard;
-    const emit = this.#emit;
-    let unsure = false;
-    for (let retry = 0; ; retry++) {
+    return this.#probe
+      .store('complete', () =>
+        guard.call('complete', (store) => store.complete({ key, token, outcome, retentionMs })),
+      )
+      .then(
+        (result) =>
+          result.kind === 'fenced'
+            ? this.#fenced(outcome, retentionMs, retry)
+            : this.#emit({ type: 'completed', key, token }),
+        (error: unknown) => this.#retry(error, outcome, retentionMs, retry),
+      );
+  }
+
+  /** A failed attempt: the store may come back, and the effect already happened, so try again a few times. */
+  #retry(error: unknown, outcome: StoredOutcome, retentionMs: number, retry: number): Promise<void> {
+    const delay = COMPLETE_RETRY_DELAYS_MS[retry];
+    if (!isStoreUnavailableError(error) || error.outcomeStored || delay === undefined)
+      return Promise.reject(error);
+    return new Promise((resolve) => setTimeout(resolve, delay)).then(() =>
+      this.#attempt(outcome, retentionMs, retry + 1),
+    );
+  }
+
+  /** The store refused the token: lost, unless an earlier attempt of ours went through and its reply was lost. */
+  async #fenced(outcome: StoredOutcome, retentionMs: number, retry: number): Promise<void> {
+    const { key, token } = this;
+    if (retry > 0) {
+      let ours: boolean;
       try {
-        const result = await this.#probe.store('complete', () =>
-          guard.call('complete', (store) => store.complete({ key, token, outcome: stored, retentionMs })),
-        );
-        // After a failed attempt, "fenced" may only mean that attempt went through and its reply was lost.
-        if (result.kind === 'fenced' && !(unsure && (await this.#completedByUs()))) {
-          emit({ type: 'fenced', key, token, operation: 'complete' });
-          throw new LeaseLostError(token);
-        }
-        emit({ type: 'completed', key, token });
-        return;
+        ours = await this.#completedByUs();
       } catch (error) {
-        const delay = COMPLETE_RETRY_DELAYS_MS[retry];
-        if (!isStoreUnavailableError(error) || error.outcomeStored || delay === undefined) throw error;
-        unsure = true;
-        await new Promise((resolve) => setTimeout(resolve, delay));
+        return this.#retry(error, outcome, retentionMs, retry);
       }
+      if (ours) return this.#emit({ type: 'completed', key, token });
     }
+    this.#emit({ type: 'fenced', key, token, operation: 'complete' });
+    throw new LeaseLostError(token);
   }
 
   async release(reason: ReleaseReason = 'notKept'): Promise<void> {

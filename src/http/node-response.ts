@@ -133,7 +133,7 @@ class CaptureState implements ResponseCapture {
   #ended = false;
   #held = 0;
   /** Status and headers as they were when the handler first wrote (when the real response would have sent them). */
-  #committed: { readonly status: number; readonly headers: string } | undefined;
+  #committed: { readonly status: number; readonly headers: OutgoingHttpHeaders } | undefined;
 
   /**
    * @param below The methods the capture wraps. What the capture sends goes through these, not through `res.end`:
@@ -173,7 +173,7 @@ class CaptureState implements ResponseCapture {
 
   /** The real response would send its status and headers now: note them, they cannot change after this. */
   commit(): undefined {
-    this.#committed ??= { status: this.res.statusCode, headers: JSON.stringify(this.res.getHeaders()) };
+    this.#committed ??= { status: this.res.statusCode, headers: headerCopy(this.res.getHeaders()) };
     return undefined;
   }
 
@@ -217,9 +217,10 @@ class CaptureState implements ResponseCapture {
     if (!this.#ended) {
       this.#ended = true;
       const committed = this.#committed;
+      const headers = res.getHeaders();
       if (committed !== undefined) {
         // Node throws on a header set after the headers went out, and the frameworks then close the connection.
-        if (committed.headers !== JSON.stringify(res.getHeaders())) {
+        if (!sameHeaders(committed.headers, headers)) {
           this.hooks.onBroken();
           return res;
         }
@@ -229,7 +230,7 @@ class CaptureState implements ResponseCapture {
       const { chunks } = this;
       this.hooks.onEnd({
         status: res.statusCode,
-        headers: headerPairs(res.getHeaders()),
+        headers: headerPairs(headers),
         body: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks),
       });
     }
@@ -296,6 +297,33 @@ export interface ResponseCapture {
   send(): void;
   /** Sends an answer of the layer in place of the handler's response (restores first; drops the handler's headers). */
   answer(answer: HttpAnswer): void;
+}
+
+/**
+ * A response's header map as it is now: `getHeaders()` copies the map but not its arrays, which `appendHeader`
+ * extends in place, so those are copied too.
+ */
+function headerCopy(headers: OutgoingHttpHeaders): OutgoingHttpHeaders {
+  for (const name in headers) {
+    const value = headers[name];
+    if (Array.isArray(value)) headers[name] = value.slice();
+  }
+  return headers;
+}
+
+/** True when two header maps (as `getHeaders()` gives them) hold the same names and values. */
+function sameHeaders(before: OutgoingHttpHeaders, after: OutgoingHttpHeaders): boolean {
+  let names = 0;
+  for (const name in after) {
+    names++;
+    const was = before[name];
+    const is = after[name];
+    if (was === is) continue;
+    if (!Array.isArray(was) || !Array.isArray(is) || was.length !== is.length) return false;
+    for (let index = 0; index < was.length; index++) if (was[index] !== is[index]) return false;
+  }
+  for (const _ in before) names--;
+  return names === 0;
 }
 
 function applyHeaders(res: ServerResponse, headers: unknown): void {

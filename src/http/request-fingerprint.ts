@@ -10,8 +10,9 @@ import type { RequestView } from './scope.js';
 export type FingerprintMode<Req> = 'bytes' | 'canonical-json' | ((request: Req) => unknown);
 
 const EMPTY = new Uint8Array(0);
-const oneShotHash = (crypto as { hash?: (algorithm: string, data: string, encoding: 'base64url') => string })
-  .hash;
+const oneShotHash = (
+  crypto as { hash?: (algorithm: string, data: string | Uint8Array, encoding: 'base64url') => string }
+).hash;
 
 /**
  * The fingerprint of a request under `mode`: SHA-256 (base64url) over `<method>\n<target>\n<media type>\n<body>`
@@ -39,9 +40,16 @@ export function mediaType(contentType: string | undefined): string {
 }
 
 function digest(head: string, body: string | Uint8Array): string {
-  if (typeof body === 'string' && oneShotHash !== undefined)
-    return oneShotHash('sha256', head + body, 'base64url');
-  return crypto.createHash('sha256').update(head).update(body).digest('base64url');
+  if (oneShotHash === undefined)
+    return crypto.createHash('sha256').update(head).update(body).digest('base64url');
+  if (typeof body === 'string') return oneShotHash('sha256', head + body, 'base64url');
+  // The same bytes as the two updates above, hashed in one call: half the time of a Hash object for the small
+  // bodies of most requests, for the cost of one copy of the body.
+  const headBytes = Buffer.byteLength(head);
+  const whole = Buffer.allocUnsafe(headBytes + body.byteLength);
+  whole.write(head, 0, 'utf8');
+  whole.set(body, headBytes);
+  return oneShotHash('sha256', whole, 'base64url');
 }
 
 /**

@@ -16,8 +16,15 @@ export class RunTimes {
   /** A handler on `route` answered (or failed) `ms` after its request claimed the key. */
   observe(route: string, ms: number): void {
     const previous = this.#byRoute.get(route);
-    this.#byRoute.delete(route);
-    this.#byRoute.set(route, previous === undefined ? ms : previous + WEIGHT * (ms - previous));
+    if (previous !== undefined) {
+      // Updated in place: a route stays where it first came in, so the bound below drops the routes seen
+      // first rather than those seen least lately. With route templates there are far fewer than the bound; with
+      // paths standing in, an active path that is dropped starts its estimate again. Cheaper per request than
+      // moving the route to the end.
+      this.#byRoute.set(route, previous + WEIGHT * (ms - previous));
+      return;
+    }
+    this.#byRoute.set(route, ms);
     if (this.#byRoute.size > MAX_ROUTES) this.#byRoute.delete(this.#byRoute.keys().next().value!);
   }
 

@@ -218,9 +218,12 @@ describe('a partial write, then other headers (node)', () => {
     const server = createServer(
       idem((req, res) => {
         runs++;
+        res.setHeader('x-list', ['a']);
         res.writeHead(201, { 'content-type': 'text/plain' });
         res.write('partial-');
         if (req.url === '/header' && runs === 1) res.setHeader('x-late', 'yes');
+        // appendHeader extends the header's array in place: still a change after the headers went out.
+        if (req.url === '/append' && runs === 3) res.appendHeader('x-list', 'b');
         if (req.url === '/status') res.statusCode = 500;
         res.end('done');
       }),
@@ -240,6 +243,8 @@ describe('a partial write, then other headers (node)', () => {
     const retry = await send('/header');
     expect([retry.status, retry.body.toString()]).toEqual([201, 'partial-done']);
     expect(runs).toBe(2);
+    await expect(send('/append')).rejects.toMatchObject({ message: expect.not.stringMatching(/HPE_/) });
+    expect(runs).toBe(3);
     const status = await send('/status');
     expect([status.status, status.body.toString()]).toEqual([201, 'partial-done']);
     const replay = await send('/status');

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { brotliCompressSync, deflateRawSync, deflateSync, gzipSync } from 'node:zlib';
 import { describe, expect, it, vi } from 'vitest';
@@ -626,6 +627,19 @@ describe('request fingerprints', () => {
       bytes({ ...json, type: 'Application/Json; charset=UTF-8' }),
     );
     expect(bytes(json)).not.toBe(bytes({ ...json, type: 'application/json' }));
+  });
+
+  it('are the SHA-256 of method, target, media type and body bytes, so records of earlier releases still match', () => {
+    // The formula as docs/http.md states it, computed here apart from the code; a non-ASCII target and body check
+    // that both are hashed as UTF-8 bytes.
+    const expected = (head: string, body: Uint8Array) =>
+      createHash('sha256').update(head).update(body).digest('base64url');
+    const body = Buffer.from('{"amount":100,"note":"café"}');
+    expect(bytes({ bodyBytes: body, type: 'application/json', target: '/pay/é?x=1' })).toBe(
+      expected('POST\n/pay/é?x=1\napplication/json\n', body),
+    );
+    expect(bytes({ parsedBody: 'plain' })).toBe(expected('POST\n/pay\n\n', Buffer.from('plain')));
+    expect(bytes({})).toBe(expected('POST\n/pay\n\n', new Uint8Array(0)));
   });
 
   it('a parsed body stands in for the bytes a framework did not keep, as its JSON text', () => {
