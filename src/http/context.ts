@@ -59,15 +59,16 @@ export class HandlerContext<Sent> implements IdempotencyContext<Sent> {
   skipped = false;
   retentionMs: number | undefined;
   readonly #claim: ExecutionContext;
-  readonly #defer: (work: DeferredWork) => Sent;
+  readonly #deferrer: { defer(work: DeferredWork): Sent };
 
   constructor(
     readonly key: string,
     claim: ExecutionContext,
-    defer: (work: DeferredWork) => Sent,
+    /** What carries out `defer` (the running request). */
+    deferrer: { defer(work: DeferredWork): Sent },
   ) {
     this.#claim = claim;
-    this.#defer = defer;
+    this.#deferrer = deferrer;
   }
 
   get id(): string {
@@ -102,7 +103,7 @@ export class HandlerContext<Sent> implements IdempotencyContext<Sent> {
   defer(work: DeferredWork): Sent {
     if (typeof work !== 'function')
       throw new InvalidOptionsError('defer needs a function returning the final response');
-    return this.#defer(work);
+    return this.#deferrer.defer(work);
   }
 }
 

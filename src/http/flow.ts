@@ -164,11 +164,8 @@ export class HttpIdempotency<Req> {
     accept: (answer: HttpAnswer) => Sent,
   ): Start<Sent> {
     switch (begun.kind) {
-      case 'acquired': {
-        const runTimes = this.#runTimes;
-        const observe = (ms: number) => runTimes.observe(runs, ms);
-        return new Running(this.#target, begun.claim, key, id, fingerprint, accept, observe);
-      }
+      case 'acquired':
+        return new Running(this.#target, begun.claim, key, id, fingerprint, accept, this.#runTimes, runs);
       case 'replay': {
         const answer = replayAnswer(begun.outcome);
         this.cache?.remember(id, fingerprint, answer, begun.completedAt + this.route.retentionMs);

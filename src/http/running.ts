@@ -9,6 +9,7 @@ import { type DeferredWork, deferredOutcome, HandlerContext, type IdempotencyCon
 import type { LocalOutcomeCache } from './local-cache.js';
 import type { Notices } from './notices.js';
 import type { ResolvedRoute } from './options.js';
+import type { RunTimes } from './run-times.js';
 import { type HeaderSnapshot, handlerHeaders, snapshotHeaders, storableHeaders } from './outcome-policy.js';
 import type { HttpAnswer } from './problem.js';
 
@@ -55,7 +56,9 @@ export class Running<Sent> {
   #open = true;
   #streaming = false;
   readonly #startedAt = Date.now();
-  readonly #observe: ((ms: number) => void) | undefined;
+  readonly #accept: (answer: HttpAnswer) => Sent;
+  readonly #runTimes: RunTimes | undefined;
+  readonly #runs: string;
   #before: HeaderSnapshot | undefined;
 
   constructor(
@@ -65,14 +68,18 @@ export class Running<Sent> {
     id: string,
     fingerprint: string,
     accept: (answer: HttpAnswer) => Sent,
-    observe?: (ms: number) => void,
+    /** Where the handler's run time is observed, under `runs` (method and route). */
+    runTimes?: RunTimes,
+    runs = '',
   ) {
     this.#target = target;
-    this.#observe = observe;
+    this.#accept = accept;
+    this.#runTimes = runTimes;
+    this.#runs = runs;
     this.#claim = claim;
     this.#id = id;
     this.#fingerprint = fingerprint;
-    this.#handler = new HandlerContext(key, claim, (work) => this.#defer(work, accept));
+    this.#handler = new HandlerContext(key, claim, this);
     this.context = this.#handler;
   }
 
@@ -88,7 +95,7 @@ export class Running<Sent> {
   respond(response: Outcome): Promise<Finish> {
     if (!this.#open) return Promise.resolve(DEFERRED);
     this.#open = false;
-    this.#observe?.(Date.now() - this.#startedAt);
+    this.#observed();
     const original: Finish = { kind: 'send', answer: response, original: true };
     const kept = this.#kept(response);
     if (kept === undefined) return this.#release('notKept').then(() => original);
@@ -146,7 +153,7 @@ export class Running<Sent> {
   fail(error: unknown): Promise<Finish> {
     if (!this.#open) return Promise.resolve(DEFERRED);
     this.#open = false;
-    this.#observe?.(Date.now() - this.#startedAt);
+    this.#observed();
     return this.#release('error').then(() => ({ kind: 'error', error }));
   }
 
@@ -176,14 +183,21 @@ export class Running<Sent> {
     return this.#claim.release(reason);
   }
 
-  /** Sends 202 now and finishes `work` under the same claim; its answer is stored as the key's outcome. */
-  #defer(work: DeferredWork, accept: (answer: HttpAnswer) => Sent): Sent {
+  #observed(): void {
+    this.#runTimes?.observe(this.#runs, Date.now() - this.#startedAt);
+  }
+
+  /**
+   * The handler's `defer`: sends 202 now and finishes `work` under the same claim; its answer is stored as the key's
+   * outcome.
+   */
+  defer(work: DeferredWork): Sent {
     const longRunning = this.#target.route.longRunning;
     if (longRunning === undefined)
       throw new InvalidOptionsError('defer needs the longRunning option on this route');
     if (!this.#open) throw new InvalidOptionsError('defer: this request has answered already');
     this.#open = false;
-    const sent = accept(acceptedAnswer(longRunning.location(this.#id), longRunning.pollAfterMs));
+    const sent = this.#accept(acceptedAnswer(longRunning.location(this.#id), longRunning.pollAfterMs));
     void this.#finishDeferred(work);
     return sent;
   }
