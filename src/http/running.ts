@@ -9,9 +9,9 @@ import { type DeferredWork, deferredOutcome, HandlerContext, type IdempotencyCon
 import type { LocalOutcomeCache } from './local-cache.js';
 import type { Notices } from './notices.js';
 import type { ResolvedRoute } from './options.js';
-import type { RunTimes } from './run-times.js';
 import { type HeaderSnapshot, handlerHeaders, snapshotHeaders, storableHeaders } from './outcome-policy.js';
 import type { HttpAnswer } from './problem.js';
+import type { RunTimes } from './run-times.js';
 
 /** What the adapter sends once the handler's outcome is settled in the store (stored before sent). */
 export type Finish =
