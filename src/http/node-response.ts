@@ -45,9 +45,10 @@ export interface CaptureHooks {
  */
 export function captureResponse(res: ServerResponse, hooks: CaptureHooks): ResponseCapture {
   const proto = Object.getPrototypeOf(res) as object;
+  const ownMethods = METHODS.some((name) => Object.hasOwn(res, name));
   let below: Methods;
-  if (proto === ServerResponse.prototype || METHODS.some((name) => Object.hasOwn(res, name)))
-    below = wrapInstance(res);
+  if (proto === ServerResponse.prototype && !ownMethods) below = plainInstance(res);
+  else if (proto === ServerResponse.prototype || ownMethods) below = wrapInstance(res);
   else {
     Object.setPrototypeOf(res, derivedPrototype(proto));
     below = proto as Methods;
@@ -108,6 +109,19 @@ function derivedPrototype(proto: object): object {
     // The derived prototype chains to the original, which keeps it alive as long as any response uses it.
   }
   return prototype;
+}
+
+const plainMethods = ServerResponse.prototype as unknown as Methods;
+// For a plain ServerResponse the methods below are always the prototype's: one set of wrappers serves every
+// response, instead of four closures made per request.
+let plainCapturing: Record<Method, AnyMethod> | undefined;
+
+/** A plain `ServerResponse` gets the shared capturing methods as own properties. */
+function plainInstance(res: ServerResponse): Methods {
+  plainCapturing ??= capturingMethods((_res, name) => plainMethods[name]);
+  const target = res as unknown as Record<Method, AnyMethod>;
+  for (const name of METHODS) target[name] = plainCapturing[name];
+  return plainMethods;
 }
 
 /** The slow path, for responses whose instance already carries its own methods: wrap those in place. */
