@@ -3,13 +3,19 @@ import { routePath } from 'hono/route';
 import { wholeNumber } from '../core/validate.js';
 import type { IdempotencyContext } from './context.js';
 import { HttpIdempotency } from './flow.js';
+import {
+  contextHeaderPairs,
+  lightweightParts,
+  plainAnswer,
+  responseHeaderPairs,
+} from './hono-lightweight.js';
 import { headerLines } from './key-header.js';
 import { parseJsonBody } from './node-view.js';
 import { operationStatus } from './operation-status.js';
 import { checkOptionNames, createShared, type HttpIdempotencyOptions, resolveRoute } from './options.js';
 import { type HttpAnswer, problemAnswer } from './problem.js';
 import type { RequestView } from './scope.js';
-import { pairsOf, readCapped } from './web-body.js';
+import { readCapped } from './web-body.js';
 
 export type { IdempotencyContext } from './context.js';
 
@@ -89,7 +95,7 @@ export function idempotency(options: HonoIdempotencyOptions): HonoIdempotency {
     if (start.kind === 'answer') return answerThrough(c, start.answer);
     c.set('idempotency', start.context);
     // The headers middleware set so far (c.header, c.res.headers), read without touching the context.
-    start.handOver(pairsOf(c.newResponse(null).headers));
+    start.handOver(contextHeaderPairs(c));
     try {
       await next();
     } catch (error) {
@@ -115,7 +121,7 @@ export function idempotency(options: HonoIdempotencyOptions): HonoIdempotency {
     }
     const finish = await start.respond({
       status: response.status,
-      headers: pairsOf(response.headers),
+      headers: responseHeaderPairs(response),
       body: bytes,
     });
     if (finish.kind === 'send' && !finish.original) {
@@ -151,22 +157,15 @@ function viewOf(c: Context, body: Uint8Array): RequestView<Context> {
 }
 
 /**
- * The body of a response that holds it in memory, read without consuming the response. @hono/node-server's
- * lightweight Response keeps `[status, body, headers]` under a symbol described `cache` while nothing has
- * touched its stream; reading it there skips instantiating a web stream per request, the largest cost of this
- * middleware on Node. Anything else (other runtimes, streamed bodies) returns undefined and is read normally.
+ * The body of a response that holds it in memory, read without consuming the response (see `lightweightParts`):
+ * reading it there skips instantiating a web stream per request, the largest cost of this middleware on Node.
+ * Anything else (other runtimes, streamed bodies) returns undefined and is read normally.
  */
 function heldBody(response: Response): Uint8Array | undefined {
-  for (const symbol of Object.getOwnPropertySymbols(response)) {
-    if (symbol.description !== 'cache') continue;
-    const cache = (response as unknown as Record<symbol, unknown>)[symbol];
-    if (!Array.isArray(cache)) return undefined;
-    const body: unknown = cache[1];
-    if (typeof body === 'string') return Buffer.from(body, 'utf8');
-    if (body instanceof Uint8Array) return body;
-    if (body === null) return new Uint8Array(0);
-    return undefined;
-  }
+  const body = lightweightParts(response)?.[1];
+  if (typeof body === 'string') return Buffer.from(body, 'utf8');
+  if (body instanceof Uint8Array) return body;
+  if (body === null) return new Uint8Array(0);
   return undefined;
 }
 
@@ -175,6 +174,9 @@ function heldBody(response: Response): Uint8Array | undefined {
  * context (this request's CORS, request id), so a replay keeps them and the stored ones win where both are set.
  */
 function answerThrough(c: Context, answer: HttpAnswer): Response {
+  const body = NULL_BODY.has(answer.status) ? null : answer.body;
+  const plain = plainAnswer(c, answer, body);
+  if (plain !== undefined) return plain;
   const seen = new Set<string>();
   for (const [name, value] of answer.headers) {
     c.header(name, value, { append: seen.has(name) });

@@ -47,7 +47,7 @@ export function expressHarness(name: string, express: ExpressModule): AdapterHar
         const n = counters.bump('payments', keyOf(res));
         res.setHeader('x-handler', 'yes');
         res.setHeader('cache-control', 'private');
-        res.setHeader('set-cookie', 'session=abc; Path=/');
+        res.setHeader('set-cookie', ['session=abc; Path=/', 'theme=dark; Path=/']);
         res.status(201).json({ id: randomUUID(), n, body: req.body });
       });
       route('/text', (_req, res) => {

@@ -30,7 +30,7 @@ export const fastifyHarness: AdapterHarness = {
       reply
         .header('x-handler', 'yes')
         .header('cache-control', 'private')
-        .header('set-cookie', 'session=abc; Path=/')
+        .header('set-cookie', ['session=abc; Path=/', 'theme=dark; Path=/'])
         .code(201);
       return { id: randomUUID(), n, body: request.body };
     });

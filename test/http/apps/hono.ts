@@ -35,6 +35,7 @@ function honoOn(overNodeServer: boolean): AdapterHarness {
         c.header('x-handler', 'yes');
         c.header('cache-control', 'private');
         c.header('set-cookie', 'session=abc; Path=/');
+        c.header('set-cookie', 'theme=dark; Path=/', { append: true });
         return c.json(
           {
             id: randomUUID(),

@@ -43,7 +43,7 @@ export const nodeHarness: AdapterHarness = {
           const text = String(body ?? '');
           res.setHeader('x-handler', 'yes');
           res.setHeader('cache-control', 'private');
-          res.setHeader('set-cookie', 'session=abc; Path=/');
+          res.setHeader('set-cookie', ['session=abc; Path=/', 'theme=dark; Path=/']);
           return json(res, 201, {
             id: randomUUID(),
             n,

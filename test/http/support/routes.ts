@@ -5,7 +5,7 @@
  *
  * | route | answer |
  * | --- | --- |
- * | POST /payments | 201 JSON { id (random), n, body }, x-handler: yes, set-cookie: session=abc |
+ * | POST /payments | 201 JSON { id (random), n, body }, x-handler: yes, set-cookie: session=abc and theme=dark |
  * | POST /text | 200 text/plain `hello <n>` |
  * | POST /binary | 200 application/octet-stream, bytes 0..255 then n |
  * | POST /stream | 200 text/plain written in three chunks `part1-part2-<n>` |

@@ -35,7 +35,7 @@ export const cases: Case[] = [
       const first = await send('/payments', { key: k });
       expect(first.status).toBe(201);
       expect(first.headers['x-handler']).toBe('yes');
-      expect(first.cookies).toEqual(['session=abc; Path=/']);
+      expect(first.cookies).toEqual(['session=abc; Path=/', 'theme=dark; Path=/']);
       expect(first.headers['idempotent-replayed']).toBeUndefined();
       const replay = await send('/payments', { key: k });
       expectReplayOf(replay, first);
@@ -463,7 +463,11 @@ export const cases: Case[] = [
     async run({ send, key }) {
       const k = key();
       await send('/payments', { key: k });
-      expect((await send('/payments', { key: k })).cookies).toEqual(['session=abc; Path=/']);
+      // Both of the handler's cookies: one header name with two values, each replayed on its own line.
+      expect((await send('/payments', { key: k })).cookies).toEqual([
+        'session=abc; Path=/',
+        'theme=dark; Path=/',
+      ]);
     },
   },
   {

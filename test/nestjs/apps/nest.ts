@@ -67,7 +67,7 @@ export class SuiteController {
     const n = this.fixture.counters.bump('payments', claim?.key);
     reply.header('x-handler', 'yes');
     reply.header('cache-control', 'private');
-    reply.header('set-cookie', 'session=abc; Path=/');
+    reply.header('set-cookie', ['session=abc; Path=/', 'theme=dark; Path=/']);
     return { id: randomUUID(), n, body };
   }
 
