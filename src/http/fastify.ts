@@ -26,7 +26,7 @@ import {
 } from './options.js';
 import type { HttpAnswer } from './problem.js';
 import type { RequestView } from './scope.js';
-import { isEventStream, payloadBytes } from './stream-payload.js';
+import { isEventStream, payloadBytes, payloadInMemory } from './stream-payload.js';
 
 export type { IdempotencyContext } from './context.js';
 
@@ -130,49 +130,69 @@ export const idempotency = fp(plugin, { fastify: '5.x', name: 'oncely-idempotenc
 export default idempotency;
 
 function preHandlerFor(flow: HttpIdempotency<FastifyRequest>): preHandlerHookHandler {
-  return async function oncelyPreHandler(request, reply) {
-    const start = await flow.start(viewOf(request), (answer) => {
+  // A promise chain rather than an async function: one promise less on every request.
+  return function oncelyPreHandler(request, reply) {
+    const accept = (answer: HttpAnswer) => {
       (request as WithState)[STATE] = ANSWERED;
       return send(reply, answer);
+    };
+    return flow.start(viewOf(request), accept).then((start) => {
+      if (start.kind === 'pass') return undefined;
+      if (start.kind === 'answer') return accept(start.answer);
+      (request as WithState)[STATE] = start;
+      request.idempotency = start.context;
+      start.handOver(headerPairs(reply.getHeaders() as OutgoingHttpHeaders));
+      return undefined;
     });
-    if (start.kind === 'pass') return;
-    if (start.kind === 'answer') {
-      (request as WithState)[STATE] = ANSWERED;
-      return send(reply, start.answer);
-    }
-    (request as WithState)[STATE] = start;
-    request.idempotency = start.context;
-    start.handOver(headerPairs(reply.getHeaders() as OutgoingHttpHeaders));
   };
 }
 
-const captureOnSend: onSendHookHandler = async function oncelyOnSend(request, reply, payload) {
+// A callback hook: for a payload held in memory (nearly every response) the only wait is the store's, and an async
+// hook would add its own promise and tick on every response.
+const captureOnSend: onSendHookHandler = function oncelyOnSend(request, reply, payload, done) {
   const state = (request as WithState)[STATE];
-  if (state === null || typeof state === 'number') return payload;
+  if (state === null || typeof state === 'number') return done(null, payload);
   (request as WithState)[STATE] = DONE;
-  const read = await payloadBytes(payload, state.holdLimit, isEventStream(reply.getHeader('content-type')));
-  if (!Buffer.isBuffer(read)) {
-    // Past the cap in pieces, or an event stream: it goes out as it comes, not stored; the key is released when
-    // the connection is done with it ('close' fires when it finished and when it was cut short).
-    state.streaming(read.eventStream);
-    reply.raw.once('close', () => void state.ended());
-    return read.stream;
-  }
-  const body = read;
-  const finish = await state.respond({
+  const held = payloadInMemory(payload);
+  const settled =
+    held !== undefined
+      ? stored(state, reply, payload, held)
+      : payloadBytes(payload, state.holdLimit, isEventStream(reply.getHeader('content-type'))).then(
+          (read) => {
+            if (Buffer.isBuffer(read)) return stored(state, reply, payload, read);
+            // Past the cap in pieces, or an event stream: it goes out as it comes, not stored; the key is released when
+            // the connection is done with it ('close' fires when it finished and when it was cut short).
+            state.streaming(read.eventStream);
+            reply.raw.once('close', () => void state.ended());
+            return read.stream;
+          },
+        );
+  settled.then((sent) => done(null, sent), done);
+};
+
+/** Stores the handler's response whole; what goes out is the handler's payload, or the layer's answer instead. */
+function stored(
+  state: Running<FastifyReply>,
+  reply: FastifyReply,
+  payload: unknown,
+  body: Buffer,
+): Promise<unknown> {
+  const response = {
     status: reply.statusCode,
     headers: headerPairs(reply.getHeaders() as OutgoingHttpHeaders),
     body,
+  };
+  return state.respond(response).then((finish) => {
+    if (finish.kind === 'send' && !finish.original) {
+      for (const name of Object.keys(reply.getHeaders())) reply.removeHeader(name);
+      reply.code(finish.answer.status);
+      setHeaders(reply, finish.answer);
+      return Buffer.from(finish.answer.body);
+    }
+    // An error cannot reach here (Fastify turns a thrown handler error into a 500 payload first).
+    return typeof payload === 'string' || Buffer.isBuffer(payload) ? payload : body;
   });
-  if (finish.kind === 'send' && !finish.original) {
-    for (const name of Object.keys(reply.getHeaders())) reply.removeHeader(name);
-    reply.code(finish.answer.status);
-    setHeaders(reply, finish.answer);
-    return Buffer.from(finish.answer.body);
-  }
-  // An error cannot reach here (Fastify turns a thrown handler error into a 500 payload first).
-  return typeof payload === 'string' || Buffer.isBuffer(payload) ? payload : body;
-};
+}
 
 /** A reply that never passed onSend (hijacked, or the connection died first) gives its key up. */
 // A callback hook, not an async one: it runs on every response, and Fastify's promise handling of an async hook

@@ -6,6 +6,16 @@ export interface Passing {
   readonly eventStream: boolean;
 }
 
+/** The bytes of a payload held in memory (nothing, a string, bytes); undefined for a stream or anything else. */
+export function payloadInMemory(payload: unknown): Buffer | undefined {
+  if (payload === null || payload === undefined) return Buffer.alloc(0);
+  if (typeof payload === 'string') return Buffer.from(payload, 'utf8');
+  if (Buffer.isBuffer(payload)) return payload;
+  if (payload instanceof Uint8Array)
+    return Buffer.from(payload.buffer, payload.byteOffset, payload.byteLength);
+  return undefined;
+}
+
 /**
  * The payload's bytes, or, for a stream that grows past `limit` (or any event stream), a stream that sends the
  * part read so far and then the rest as it comes (pulled on demand, so the client's pace holds the source back).
@@ -15,11 +25,8 @@ export async function payloadBytes(
   limit: number,
   eventStream: boolean,
 ): Promise<Buffer | Passing> {
-  if (payload === null || payload === undefined) return Buffer.alloc(0);
-  if (typeof payload === 'string') return Buffer.from(payload, 'utf8');
-  if (Buffer.isBuffer(payload)) return payload;
-  if (payload instanceof Uint8Array)
-    return Buffer.from(payload.buffer, payload.byteOffset, payload.byteLength);
+  const inMemory = payloadInMemory(payload);
+  if (inMemory !== undefined) return inMemory;
   if (typeof (payload as Readable).pipe === 'function') {
     const source = (payload as Readable)[Symbol.asyncIterator]();
     const chunks: Buffer[] = [];
