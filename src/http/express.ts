@@ -3,8 +3,9 @@
 /// <reference types="node" preserve="true" />
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { IdempotencyContext } from './context.js';
-import { type Finish, HttpIdempotency } from './flow.js';
-import { captureResponse, headerPairs, writeAnswer } from './node-response.js';
+import { HttpIdempotency, type Running } from './flow.js';
+import { NodeExchange } from './node-exchange.js';
+import { type ResponseCapture, writeAnswer } from './node-response.js';
 import { nodeView, readBody } from './node-view.js';
 import { operationStatus } from './operation-status.js';
 import { checkOptionNames, createShared, type HttpIdempotencyOptions, resolveRoute } from './options.js';
@@ -119,50 +120,33 @@ async function handle(
     bytes,
     bytes ? undefined : req.body,
   );
-  let capture: ReturnType<typeof captureResponse> | undefined;
+  let capture: ResponseCapture | undefined;
   const start = await flow.start(view, (answer) => {
     capture?.restore();
     writeAnswer(res, answer, true);
   });
   if (start.kind === 'pass') return next();
   if (start.kind === 'answer') return writeAnswer(res, start.answer);
-  const running = start;
-  res.locals.idempotency = running.context;
-  // Express turns a handler's error into a 500 response, so every ending arrives here as a response.
-  const sent = captureResponse(res, {
-    onEnd: (response) => {
-      running.respond(response).then((finish) => deliver(sent, finish), next);
-    },
-    // An error page after a partial write: Express would close the connection (the headers were out); so do we.
-    onBroken: () => void running.fail(BROKEN).then(() => closeBroken(res, sent)),
-    maxHeldBytes: running.holdLimit,
-    onPassThrough: (eventStream) => {
-      running.streaming(eventStream);
-      res.once('close', () => void running.ended());
-    },
-  });
-  capture = sent;
-  running.handOver(headerPairs(res.getHeaders()));
+  res.locals.idempotency = start.context;
+  capture = new ExpressExchange(start, res, next).capture;
   next();
 }
 
-const BROKEN = new Error('the handler changed the status or headers after writing part of its body');
+/** Express turns a handler's error into a 500 response, so every ending arrives as a response. */
+class ExpressExchange extends NodeExchange {
+  readonly #next: ExpressNext;
 
-/** What Express does with a response whose headers went out before an error: close the connection. */
-function closeBroken(res: ServerResponse, capture: ReturnType<typeof captureResponse>): void {
-  capture.restore();
-  res.destroy();
-}
+  constructor(running: Running<void>, res: ServerResponse, next: ExpressNext) {
+    super(running, res);
+    this.#next = next;
+  }
 
-/** Sends what the flow decided once the outcome is settled in the store. */
-function deliver(capture: ReturnType<typeof captureResponse>, finish: Finish): void {
-  if (finish.kind === 'deferred') return;
-  if (finish.kind === 'error')
-    capture.answer(problemAnswer('handler-failed', 'the request failed; nothing was stored'));
-  else if (!finish.original) capture.answer(finish.answer);
-  else {
-    capture.restore();
-    capture.send();
+  protected rejected(error: unknown): void {
+    this.#next(error);
+  }
+
+  protected answerError(): void {
+    this.capture.answer(problemAnswer('handler-failed', 'the request failed; nothing was stored'));
   }
 }
 

@@ -6,8 +6,9 @@ import { InvalidOptionsError } from '../core/errors.js';
 import { wholeNumber } from '../core/validate.js';
 import { answerForError } from './answers.js';
 import type { IdempotencyContext } from './context.js';
-import { type Finish, HttpIdempotency } from './flow.js';
-import { captureResponse, headerPairs, writeAnswer } from './node-response.js';
+import { HttpIdempotency } from './flow.js';
+import { NodeExchange } from './node-exchange.js';
+import { type ResponseCapture, writeAnswer } from './node-response.js';
 import { nodeView, parseJsonBody, readBody } from './node-view.js';
 import { operationStatus } from './operation-status.js';
 import { checkOptionNames, createShared, type HttpIdempotencyOptions, resolveRoute } from './options.js';
@@ -99,7 +100,7 @@ async function handle(
   }
   const contentType = req.headers['content-type'];
   const view = nodeView(req, undefined, req.url ?? '/', body, undefined);
-  let capture: ReturnType<typeof captureResponse> | undefined;
+  let capture: ResponseCapture | undefined;
   let start: Awaited<ReturnType<typeof flow.start>>;
   try {
     start = await flow.start(
@@ -115,42 +116,22 @@ async function handle(
   }
   if (start.kind === 'pass') return void invoke(handler, req, res, { body, idempotency: undefined });
   if (start.kind === 'answer') return writeAnswer(res, start.answer);
-  const running = start;
-  const sent = captureResponse(res, {
-    onEnd: (response) => {
-      running.respond(response).then(
-        (finish) => deliver(res, sent, finish),
-        (error: unknown) => failed(res, error),
-      );
-    },
-    // Headers changed after a write: Node would have thrown ERR_HTTP_HEADERS_SENT. Close, as a crash would.
-    onBroken: () =>
-      void running
-        .fail(new Error('the handler changed the status or headers after writing part of its body'))
-        .then(() => {
-          sent.restore();
-          res.destroy();
-        }),
-    maxHeldBytes: running.holdLimit,
-    onPassThrough: (eventStream) => {
-      running.streaming(eventStream);
-      res.once('close', () => void running.ended());
-    },
-  });
-  capture = sent;
-  running.handOver(headerPairs(res.getHeaders()));
-  invoke(handler, req, res, { body, idempotency: running.context }).catch((error: unknown) =>
-    running.fail(error).then((finish) => deliver(res, sent, finish)),
+  const exchange = new NodeListenerExchange(start, res);
+  capture = exchange.capture;
+  invoke(handler, req, res, { body, idempotency: start.context }).catch((error: unknown) =>
+    start.fail(error).then((finish) => exchange.deliver(finish)),
   );
 }
 
-/** Sends what the flow decided once the outcome is settled in the store. */
-function deliver(res: ServerResponse, capture: ReturnType<typeof captureResponse>, finish: Finish): void {
-  if (finish.kind === 'deferred') return;
-  capture.restore();
-  if (finish.kind === 'error') failed(res, finish.error);
-  else if (!finish.original) capture.answer(finish.answer);
-  else capture.send();
+/** The wrapper's exchange: an error is reported and answered as a problem (500 unless the layer has its own). */
+class NodeListenerExchange extends NodeExchange {
+  protected rejected(error: unknown): void {
+    failed(this.res, error);
+  }
+
+  protected answerError(error: unknown): void {
+    failed(this.res, error);
+  }
 }
 
 async function invoke(
