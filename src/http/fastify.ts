@@ -207,20 +207,34 @@ const releaseUnsent: onResponseHookHandler = function oncelyOnResponse(request, 
 };
 
 function viewOf(request: FastifyRequest): RequestView<FastifyRequest> {
-  const body = request.body;
-  return {
-    request,
-    method: request.method,
-    route: request.routeOptions.url,
-    target: request.url,
-    header: (name) => {
-      const value = request.headers[name];
-      return Array.isArray(value) ? value.join(', ') : value;
-    },
-    repeated: (name) => headerLines(request.raw.rawHeaders, name) > 1,
-    bodyBytes: Buffer.isBuffer(body) ? body : undefined,
-    parsedBody: body,
-  };
+  return new FastifyRequestView(request);
+}
+
+// A class rather than an object literal with two closures: one object per request.
+class FastifyRequestView implements RequestView<FastifyRequest> {
+  readonly method: string;
+  readonly route: string | undefined;
+  readonly target: string;
+  readonly bodyBytes: Uint8Array | undefined;
+  readonly parsedBody: unknown;
+
+  constructor(readonly request: FastifyRequest) {
+    const body = request.body;
+    this.method = request.method;
+    this.route = request.routeOptions.url;
+    this.target = request.url;
+    this.bodyBytes = Buffer.isBuffer(body) ? body : undefined;
+    this.parsedBody = body;
+  }
+
+  header(name: string): string | undefined {
+    const value = this.request.headers[name];
+    return Array.isArray(value) ? value.join(', ') : value;
+  }
+
+  repeated(name: string): boolean {
+    return headerLines(this.request.raw.rawHeaders, name) > 1;
+  }
 }
 
 function send(reply: FastifyReply, answer: HttpAnswer): FastifyReply {

@@ -139,21 +139,37 @@ export function idempotency(options: HonoIdempotencyOptions): HonoIdempotency {
 }
 
 function viewOf(c: Context, body: Uint8Array): RequestView<Context> {
-  const url = c.req.url;
-  const pathStart = url.indexOf('/', url.indexOf('//') + 2);
-  const template = routeTemplate(c);
-  return {
-    request: c,
-    method: c.req.method,
+  return new HonoRequestView(c, body);
+}
+
+// A class rather than an object literal with two closures: one object per request.
+class HonoRequestView implements RequestView<Context> {
+  readonly method: string;
+  readonly route: string | undefined;
+  readonly target: string;
+  readonly parsedBody = undefined;
+
+  constructor(
+    readonly request: Context,
+    readonly bodyBytes: Uint8Array,
+  ) {
+    const url = request.req.url;
+    const pathStart = url.indexOf('/', url.indexOf('//') + 2);
+    const template = routeTemplate(request);
+    this.method = request.req.method;
     // From `app.use('*', …)` the last matched route may be the middleware's own wildcard: use the path then.
-    route: template === '' || template.includes('*') ? undefined : template,
-    target: pathStart === -1 ? '/' : url.slice(pathStart),
-    header: (name) => c.req.header(name),
-    // A Web Request joins repeated lines; on @hono/node-server the Node request still has them apart.
-    repeated: (name) => headerLines((c.env as NodeBindings | undefined)?.incoming?.rawHeaders, name) > 1,
-    bodyBytes: body,
-    parsedBody: undefined,
-  };
+    this.route = template === '' || template.includes('*') ? undefined : template;
+    this.target = pathStart === -1 ? '/' : url.slice(pathStart);
+  }
+
+  header(name: string): string | undefined {
+    return this.request.req.header(name);
+  }
+
+  /** A Web Request joins repeated lines; on @hono/node-server the Node request still has them apart. */
+  repeated(name: string): boolean {
+    return headerLines((this.request.env as NodeBindings | undefined)?.incoming?.rawHeaders, name) > 1;
+  }
 }
 
 /**

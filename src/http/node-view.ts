@@ -13,19 +13,31 @@ export function nodeView<Req extends IncomingMessage>(
   bodyBytes: Uint8Array | undefined,
   parsedBody: unknown,
 ): RequestView<Req> {
-  return {
-    request,
-    method: request.method ?? 'GET',
-    route,
-    target,
-    header: (name) => {
-      const value = request.headers[name];
-      return Array.isArray(value) ? value.join(', ') : value;
-    },
-    repeated: (name) => headerLines(request.rawHeaders, name) > 1,
-    bodyBytes,
-    parsedBody,
-  };
+  return new NodeRequestView(request, route, target, bodyBytes, parsedBody);
+}
+
+// A class rather than an object literal with two closures: one object per request.
+class NodeRequestView<Req extends IncomingMessage> implements RequestView<Req> {
+  readonly method: string;
+
+  constructor(
+    readonly request: Req,
+    readonly route: string | undefined,
+    readonly target: string,
+    readonly bodyBytes: Uint8Array | undefined,
+    readonly parsedBody: unknown,
+  ) {
+    this.method = request.method ?? 'GET';
+  }
+
+  header(name: string): string | undefined {
+    const value = this.request.headers[name];
+    return Array.isArray(value) ? value.join(', ') : value;
+  }
+
+  repeated(name: string): boolean {
+    return headerLines(this.request.rawHeaders, name) > 1;
+  }
 }
 
 /** True when the declared media type is JSON (`application/json`, `application/problem+json`, …). */
