@@ -11,10 +11,9 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import autocannon from 'autocannon';
 import { startRedis, stopAll } from '../../test/redis/support/redis-server.js';
 import { writeSection } from '../write-section.mjs';
-import { BODY, requestsFor } from './measure.js';
+import { fireRequests } from './measure.js';
 import { type Framework, startServer, type Variant } from './processes.js';
 
 const FRAMEWORKS = (process.env.FRAMEWORKS ?? 'express,fastify,hono,node').split(',') as Framework[];
@@ -58,15 +57,7 @@ try {
       const server = await startServer(framework, variant, redis.port, ['--import', COUNTER]);
       try {
         const fire = async () => {
-          const result = await autocannon({
-            url: server.url,
-            connections: 10,
-            amount: REQUESTS,
-            method: 'POST',
-            headers: { 'content-type': 'application/json' },
-            body: BODY,
-            requests: requestsFor('unique', ''),
-          });
+          const result = await fireRequests(server.url, REQUESTS, 'unique');
           if (result.non2xx > 0 || result.errors > 0) throw new Error(`${framework}/${variant}: failures`);
           return result.requests.total;
         };

@@ -1,4 +1,4 @@
-import autocannon from 'autocannon';
+import autocannon, { type Result } from 'autocannon';
 import type { Redis } from 'ioredis';
 import { processCpuMicros, redisCpuMicros, type ServerProcess } from './processes.js';
 
@@ -38,17 +38,27 @@ export function requestsFor(workload: Workload, replayPrefix: string) {
   ];
 }
 
-/** Completes every replay key once on `server`, so the rounds that follow only replay. */
-export async function completeReplayKeys(server: ServerProcess, replayPrefix: string): Promise<void> {
-  const result = await autocannon({
-    url: server.url,
+/** Sends `amount` requests of a workload to `url` over 10 connections, as fast as they are answered. */
+export function fireRequests(
+  url: string,
+  amount: number,
+  workload: Workload,
+  replayPrefix = '',
+): Promise<Result> {
+  return autocannon({
+    url,
     connections: 10,
-    amount: REPLAY_KEYS,
+    amount,
     method: 'POST',
     headers: { 'content-type': 'application/json' },
     body: BODY,
-    requests: requestsFor('replay', replayPrefix),
+    requests: requestsFor(workload, replayPrefix),
   });
+}
+
+/** Completes every replay key once on `server`, so the rounds that follow only replay. */
+export async function completeReplayKeys(server: ServerProcess, replayPrefix: string): Promise<void> {
+  const result = await fireRequests(server.url, REPLAY_KEYS, 'replay', replayPrefix);
   if (result.non2xx > 0 || result.errors > 0) throw new Error(`warming replay keys on ${server.url} failed`);
 }
 

@@ -8,25 +8,15 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import autocannon from 'autocannon';
 import { startRedis, stopAll } from '../../test/redis/support/redis-server.js';
-import { BODY, requestsFor } from './measure.js';
+import { fireRequests } from './measure.js';
 import { type Framework, startServer, type Variant } from './processes.js';
 
 const FRAMEWORKS = (process.env.FRAMEWORKS ?? 'node,fastify').split(',') as Framework[];
 const VARIANTS = (process.env.VARIANTS ?? 'baseline,minimal,oncely').split(',') as Variant[];
 const REQUESTS = Number(process.env.REQUESTS ?? 2_000);
 
-const fire = (url: string, amount: number) =>
-  autocannon({
-    url,
-    connections: 10,
-    amount,
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: BODY,
-    requests: requestsFor('unique', ''),
-  });
+const fire = (url: string, amount: number) => fireRequests(url, amount, 'unique');
 
 /** strace -c's table: calls per system call name. */
 function parseSummary(text: string): Map<string, number> {

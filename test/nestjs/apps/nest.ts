@@ -44,7 +44,7 @@ interface Fixture {
 /** What both platforms' responses have (Express's `Response`, Fastify's `FastifyReply`) that the routes use. */
 interface Reply {
   status(code: number): unknown;
-  header(name: string, value: string): unknown;
+  header(name: string, value: string | string[]): unknown;
 }
 
 /**
