@@ -40,7 +40,7 @@ export function responseHeaderPairs(response: Response): [string, string][] {
     const init = parts[2];
     if (init === undefined || init === null)
       return parts[1] === null ? [] : [['content-type', DEFAULT_CONTENT_TYPE]];
-    const pairs = plainPairs(init);
+    const pairs = plainPairs(init as object);
     if (pairs !== undefined) return pairs;
   }
   return pairsOf(response.headers);
@@ -50,23 +50,29 @@ export function responseHeaderPairs(response: Response): [string, string][] {
  * The pairs of a plain header object of string values; undefined for anything else (a `Headers` reads those). Names
  * keep their case here: the stored outcome lower-cases them (`storableHeaders`).
  */
-function plainPairs(init: unknown): [string, string][] | undefined {
-  if (typeof init !== 'object' || Array.isArray(init) || init instanceof Headers) return undefined;
+function plainPairs(init: object): [string, string][] | undefined {
+  if (init instanceof Headers) return undefined;
   const pairs: [string, string][] = [];
-  for (const [name, value] of Object.entries(init as Record<string, unknown>)) {
-    // Only typed-away code puts an array here; `Headers` would join it, so let it.
+  for (const [name, value] of Object.entries(init)) {
+    // An array of pairs, or an array value that only typed-away code puts in an object: `Headers` reads those.
     if (typeof value !== 'string') return undefined;
     pairs.push([name, value]);
   }
   return pairs;
 }
 
+/**
+ * True when the context is known to carry no headers from middleware: an empty lightweight response made from it
+ * has none. False where that cannot be told (off node-server).
+ */
+function bareContext(c: Context): boolean {
+  const parts = lightweightParts(c.newResponse(null));
+  return parts !== undefined && (parts[2] === undefined || parts[2] === null);
+}
+
 /** The headers middleware before the layer put on the context (CORS, a request id), without making a `Headers`. */
 export function contextHeaderPairs(c: Context): [string, string][] {
-  const empty = c.newResponse(null);
-  const parts = lightweightParts(empty);
-  if (parts !== undefined && (parts[2] === undefined || parts[2] === null)) return [];
-  return pairsOf(empty.headers);
+  return bareContext(c) ? [] : pairsOf(c.newResponse(null).headers);
 }
 
 /**
@@ -75,8 +81,7 @@ export function contextHeaderPairs(c: Context): [string, string][] {
  * where the caller goes through the context instead.
  */
 export function plainAnswer(c: Context, answer: HttpAnswer, body: Uint8Array | null): Response | undefined {
-  const empty = lightweightParts(c.newResponse(null));
-  if (empty === undefined || (empty[2] !== undefined && empty[2] !== null)) return undefined;
+  if (!bareContext(c)) return undefined;
   const headers: Record<string, string> = {};
   for (const [name, value] of answer.headers) {
     if (Object.hasOwn(headers, name)) return undefined;

@@ -6,6 +6,7 @@ import { serve } from '@hono/node-server';
 import { Hono } from 'hono';
 import { afterAll, describe, expect, it } from 'vitest';
 import { idempotency } from '../../src/http/hono.js';
+import { lightweightParts } from '../../src/http/hono-lightweight.js';
 import { MemoryStore } from '../../src/index.js';
 
 const app = new Hono();
@@ -63,6 +64,20 @@ describe('oncely/hono on @hono/node-server, no middleware headers', () => {
     const typed = await post('/typed', 'plain-typed');
     expect(typed.type).toBe('text/x-typed');
     expect(await post('/typed', 'plain-typed')).toEqual({ ...typed, replayed: 'true' });
+  });
+
+  it("leaves the handler's response and its replay as node-server's lightweight Response with plain headers", async () => {
+    // What node-server writes the fast way: a cached [status, body, headers] whose headers are not a Headers.
+    const call = () =>
+      app.fetch(
+        new Request(`${base}/typed`, { method: 'POST', headers: { 'idempotency-key': 'plain-parts' } }),
+      );
+    for (const response of [await call(), await call()]) {
+      const parts = lightweightParts(response);
+      expect(parts, 'a lightweight Response').toBeDefined();
+      expect(parts![2]).not.toBeInstanceOf(Headers);
+      expect(typeof parts![2]).toBe('object');
+    }
   });
 
   it('stores an array header value the way Headers reads it', async () => {
