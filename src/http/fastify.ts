@@ -14,7 +14,7 @@ import { knownOptions } from '../core/validate.js';
 import type { IdempotencyContext } from './context.js';
 import { HttpIdempotency, type Running } from './flow.js';
 import { headerLines } from './key-header.js';
-import { groupHeaders, headerPairs } from './node-response.js';
+import { groupHeaders, headerPairs } from './node-headers.js';
 import { operationStatus } from './operation-status.js';
 import {
   checkOptionNames,

@@ -3,7 +3,8 @@
 /// <reference types="node" preserve="true" />
 import type { ServerResponse } from 'node:http';
 import type { Outcome } from '../core/record.js';
-import { type CaptureHooks, captureResponse, headerPairs, type ResponseCapture } from './node-response.js';
+import { headerPairs } from './node-headers.js';
+import { type CaptureHooks, captureResponse, type ResponseCapture } from './node-response.js';
 import type { Finish, Running } from './running.js';
 
 const BROKEN = new Error('the handler changed the status or headers after writing part of its body');

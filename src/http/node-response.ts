@@ -3,8 +3,9 @@
 /// <reference types="node" preserve="true" />
 import { type OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import type { Outcome } from '../core/record.js';
-import type { HeaderPairs } from '../core/store.js';
+import { applyHeaders, groupHeaders, headerCopy, headerPairs, sameHeaders } from './node-headers.js';
 import type { HttpAnswer } from './problem.js';
+import { isEventStream } from './stream-payload.js';
 
 type Callback = (error?: Error | null) => void;
 type Chunk = string | Uint8Array;
@@ -168,7 +169,7 @@ class CaptureState implements ResponseCapture {
     res.statusCode = status;
     if (headers !== undefined && headers !== null) applyHeaders(res, headers);
     this.commit();
-    if (isEventStream(res)) {
+    if (isEventStream(res.getHeader('content-type'))) {
       this.#passThrough(true);
       this.below.writeHead.call(res, status);
     }
@@ -178,7 +179,7 @@ class CaptureState implements ResponseCapture {
   /** `flushHeaders`: a no-op while held, except for an event stream, which goes out from here. */
   flushHeaders(): undefined {
     this.commit();
-    if (isEventStream(this.res)) {
+    if (isEventStream(this.res.getHeader('content-type'))) {
       this.#passThrough(true);
       this.below.flushHeaders.call(this.res);
     }
@@ -193,7 +194,7 @@ class CaptureState implements ResponseCapture {
 
   write(chunk: Chunk, encoding: unknown, callback: unknown): boolean {
     this.commit();
-    const eventStream = isEventStream(this.res);
+    const eventStream = isEventStream(this.res.getHeader('content-type'));
     // The chunk that crosses the cap is still held (it is in memory already, and a body that ends right after it
     // was handed over whole); another one after it means the body keeps coming.
     if (eventStream || (this.#held > this.hooks.maxHeldBytes && chunk !== null && chunk !== undefined)) {
@@ -291,12 +292,6 @@ class CaptureState implements ResponseCapture {
   }
 }
 
-/** True when the response is declared `text/event-stream` (server-sent events are never held). */
-function isEventStream(res: ServerResponse): boolean {
-  const type = res.getHeader('content-type');
-  return typeof type === 'string' && type.trimStart().toLowerCase().startsWith('text/event-stream');
-}
-
 export interface ResponseCapture {
   /** From now on the response's methods write for real. */
   restore(): void;
@@ -311,75 +306,6 @@ export interface ResponseCapture {
   send(): void;
   /** Sends an answer of the layer in place of the handler's response (restores first; drops the handler's headers). */
   answer(answer: HttpAnswer): void;
-}
-
-/**
- * A response's header map as it is now: `getHeaders()` copies the map but not its arrays, which `appendHeader`
- * extends in place, so those are copied too.
- */
-function headerCopy(headers: OutgoingHttpHeaders): OutgoingHttpHeaders {
-  for (const name in headers) {
-    const value = headers[name];
-    if (Array.isArray(value)) headers[name] = value.slice();
-  }
-  return headers;
-}
-
-/** True when two header maps (as `getHeaders()` gives them) hold the same names and values. */
-function sameHeaders(before: OutgoingHttpHeaders, after: OutgoingHttpHeaders): boolean {
-  let names = 0;
-  for (const name in after) {
-    names++;
-    const was = before[name];
-    const is = after[name];
-    if (was === is) continue;
-    if (!Array.isArray(was) || !Array.isArray(is) || was.length !== is.length) return false;
-    for (let index = 0; index < was.length; index++) if (was[index] !== is[index]) return false;
-  }
-  for (const _ in before) names--;
-  return names === 0;
-}
-
-function applyHeaders(res: ServerResponse, headers: unknown): void {
-  if (Array.isArray(headers)) {
-    // Either [[name, value], …] or the flat [name, value, name, value] form.
-    const pairs: [string, string][] = Array.isArray(headers[0])
-      ? (headers as [string, string][])
-      : Array.from({ length: headers.length / 2 }, (_, index) => [
-          headers[index * 2],
-          headers[index * 2 + 1],
-        ]);
-    const grouped = groupHeaders(pairs);
-    for (const [name, values] of grouped) res.setHeader(name, values.length === 1 ? values[0]! : values);
-    return;
-  }
-  for (const [name, value] of Object.entries(headers as OutgoingHttpHeaders)) {
-    if (value !== undefined) res.setHeader(name, value);
-  }
-}
-
-/** A Node header map as pairs; a multi-valued header (Set-Cookie) becomes one pair per value. */
-export function headerPairs(headers: OutgoingHttpHeaders): HeaderPairs {
-  const pairs: [string, string][] = [];
-  for (const name in headers) {
-    const value = headers[name];
-    if (value === undefined) continue;
-    if (Array.isArray(value)) for (const one of value) pairs.push([name, one]);
-    else pairs.push([name, String(value)]);
-  }
-  return pairs;
-}
-
-/** Pairs grouped by lower-case name, in first-seen order. */
-export function groupHeaders(headers: HeaderPairs): Map<string, string[]> {
-  const grouped = new Map<string, string[]>();
-  for (const [name, value] of headers) {
-    const lower = name.toLowerCase();
-    const values = grouped.get(lower);
-    if (values === undefined) grouped.set(lower, [value]);
-    else values.push(value);
-  }
-  return grouped;
 }
 
 /**

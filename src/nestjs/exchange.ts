@@ -9,7 +9,7 @@ import {
 } from 'node:http';
 import type { HeaderPairs } from '../core/store.js';
 import { headerLines } from '../http/key-header.js';
-import { groupHeaders, headerPairs } from '../http/node-response.js';
+import { groupHeaders, headerPairs } from '../http/node-headers.js';
 import { nodeView, readBody } from '../http/node-view.js';
 import type { RequestView } from '../http/scope.js';
 
