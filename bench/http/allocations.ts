@@ -1,5 +1,5 @@
 // Bytes the HTTP bench server allocates on the JS heap per request, for the layers side by side: a count, not a
-// time, so it reads the same on a busy machine as on a quiet one (three rounds agree within about 0.5%), where the
+// time, so it reads the same on a busy machine as on a quiet one (three rounds agree within 1%), where the
 // server CPU of the throughput table swings with whatever else runs. Every allocated byte costs the server the
 // work of making the object and a share of the collections that clear it, so a layer's bytes beside the minimal
 // layer's show how much of its JavaScript work is its own. Each variant of server.ts runs with heap-counter.mjs
