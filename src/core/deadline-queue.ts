@@ -1,7 +1,7 @@
-/** A deadline in a `DeadlineQueue`; pass it back to `cancel`. */
+/** A deadline in a `DeadlineQueue`; pass it back to `cancel`. `onExpire` is called as a method of the deadline. */
 export interface Deadline {
   at: number;
-  readonly onExpire: () => void;
+  onExpire(): void;
 }
 
 /**
@@ -25,10 +25,19 @@ export class DeadlineQueue {
 
   /** Calls `onExpire` once, `durationMs` from now, unless `cancel` comes first. */
   add(onExpire: () => void): Deadline {
-    const deadline: Deadline = { at: Date.now() + this.durationMs, onExpire };
+    const deadline: Deadline = { at: 0, onExpire };
+    this.insert(deadline);
+    return deadline;
+  }
+
+  /**
+   * Adds a deadline object of the caller's own (one that is already made per call, such as a guarded store call),
+   * so no object is made for it here: its `onExpire` runs `durationMs` from now, unless `cancel` comes first.
+   */
+  insert(deadline: Deadline): void {
+    deadline.at = Date.now() + this.durationMs;
     this.#pending.add(deadline);
     if (this.#timer === undefined) this.#arm(this.durationMs);
-    return deadline;
   }
 
   /** True when the deadline was still pending (it will not fire now). */

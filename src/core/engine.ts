@@ -12,7 +12,7 @@ import { type EngineProbe, type ExecutionProbe, NO_EXECUTION, reporter } from '.
 import { LeaseKeeper } from './lease-keeper.js';
 import { LeasedClaim, releaseFenced } from './leased-claim.js';
 import { type OpenedOutcome, type Outcome, openInline, openOutcome } from './record.js';
-import type { BeginResult, KeyRecord, Store, TransactionBeginResult } from './store.js';
+import type { BeginInput, BeginResult, KeyRecord, Store, TransactionBeginResult } from './store.js';
 import { TransactionClaim } from './transaction-claim.js';
 
 export type { EngineOptions } from './engine-options.js';
@@ -33,9 +33,10 @@ export interface BeginRequest {
   /**
    * Local time (ms since the epoch) the caller cannot outlive, such as a Lambda invocation's deadline. The lease
    * never reaches past it, neither at `begin` nor by renewals, so when the caller is killed there its key can be
-   * taken over at once instead of a whole lease later. The claim's `deadline` is at most this.
+   * taken over at once instead of a whole lease later. The claim's `deadline` is at most this. Undefined: no such
+   * time.
    */
-  readonly leaseUntil?: number;
+  readonly leaseUntil?: number | undefined;
 }
 
 /** What `begin` found: the key is yours (a claim), completed (its outcome), busy, or used for another request. */
@@ -65,13 +66,6 @@ export type ExecuteResult<R> =
       readonly stored: boolean;
     }
   | { readonly kind: 'replayed'; readonly outcome: OpenedOutcome; readonly completedAt: number };
-
-/** The lease one `begin` asked for: `renewEveryLease` capped by `leaseUntil` (renewals keep its cadence). */
-interface GrantedLease {
-  readonly renewEveryLease: number;
-  readonly leaseUntil: number | undefined;
-  readonly sentAt: number;
-}
 
 /** `leaseMs`, cut short where it would reach past `until`; at least 1 ms, since a store cannot grant less. */
 export function cappedLease(leaseMs: number, until: number | undefined, sentAt: number): number {
@@ -199,33 +193,43 @@ export class Engine {
     const sentAt = Date.now();
     const leaseMs = cappedLease(renewEveryLease, leaseUntil, sentAt);
     const input = { key, fingerprint, leaseMs, retentionMs };
-    const { guard } = this.#parts;
-    const pending: Promise<StoreBegun> = probe.store('begin', () =>
-      this.store.beginTransaction === undefined
-        ? guard.call('begin', (store) => store.begin(input), this.#onLateBegin(key))
-        : // Not bounded by storeTimeoutMs: a transactional begin queues for a pooled connection and waits on the
-          // row lock of a concurrent transaction (up to `waitMs`), which is load, not an outage. The pool's own
-          // connection timeout and the claim's lock timeout bound it; a failure still counts for the breaker.
-          guard.call('begin', (store) => store.beginTransaction!({ ...input, waitMs }), undefined, false),
-    );
-    const lease = { renewEveryLease, leaseUntil, sentAt };
+    // Without instrumentation the store call is made directly: no closure for a probe that would only call it.
+    const pending: Promise<StoreBegun> =
+      probe === NO_EXECUTION
+        ? this.#storeBegin(input, waitMs)
+        : probe.store('begin', () => this.#storeBegin(input, waitMs));
     return pending.then((result) => {
       if (first && result.kind === 'inProgress') {
         if (waitMs > 0) return this.#waitUntilFree(request, result, probe);
         this.#conflict(key, result, probe);
       }
-      return this.#begun(result, key, lease, retentionMs, probe);
+      return this.#begun(result, key, renewEveryLease, leaseUntil, sentAt, retentionMs, probe);
     });
   }
 
+  #storeBegin(input: BeginInput, waitMs: number): Promise<StoreBegun> {
+    const { guard } = this.#parts;
+    return this.store.beginTransaction === undefined
+      ? guard.call('begin', (store) => store.begin(input), (late) => this.#onLateBegin(late, input.key))
+      : // Not bounded by storeTimeoutMs: a transactional begin queues for a pooled connection and waits on the
+        // row lock of a concurrent transaction (up to `waitMs`), which is load, not an outage. The pool's own
+        // connection timeout and the claim's lock timeout bound it; a failure still counts for the breaker.
+        guard.call('begin', (store) => store.beginTransaction!({ ...input, waitMs }), undefined, false);
+  }
+
+  /**
+   * The store's answer as a `Begun`. The lease asked for: `renewEveryLease` capped by `leaseUntil`, sent at
+   * `sentAt` (renewals keep its cadence).
+   */
   #begun(
     result: StoreBegun,
     key: string,
-    lease: GrantedLease,
+    renewEveryLease: number,
+    leaseUntil: number | undefined,
+    sentAt: number,
     retentionMs: number,
     probe: ExecutionProbe,
   ): Begun | Promise<Begun> {
-    const { renewEveryLease, leaseUntil, sentAt } = lease;
     const emit = reporter(this.#parts.emit, probe);
     switch (result.kind) {
       case 'acquired': {
@@ -284,10 +288,8 @@ export class Engine {
    * Releases a claim whose `begin` answered after its caller had been told the store timed out. Plain stores
    * only: a transactional begin is not bounded by the store timeout, so it never answers late.
    */
-  #onLateBegin(key: string): (result: BeginResult) => void {
-    return (result) => {
-      if (result.kind === 'acquired') void releaseFenced(this.#parts, key, result.token, 'late');
-    };
+  #onLateBegin(result: BeginResult, key: string): void {
+    if (result.kind === 'acquired') void releaseFenced(this.#parts, key, result.token, 'late');
   }
 
   #conflict(key: string, busy: Busy, probe: ExecutionProbe): void {

@@ -1,8 +1,13 @@
 import { CircuitBreaker, type CircuitBreakerOptions } from './circuit-breaker.js';
-import { DeadlineQueue } from './deadline-queue.js';
+import { type Deadline, DeadlineQueue } from './deadline-queue.js';
 import { isOncelyError, type OncelyError, StoreUnavailableError } from './errors.js';
 import type { EventHandler } from './events.js';
 import type { Store } from './store.js';
+
+/** A store call in flight, as the guard sees it: its deadline, and what it was for (in messages). */
+interface PendingCall extends Deadline {
+  readonly operation: string;
+}
 
 export interface GuardOptions {
   /** A store call slower than this fails with `StoreUnavailableError`. Default 2,000 ms. */
@@ -57,44 +62,42 @@ export class StoreGuard {
         new StoreUnavailableError(`the ${this.#store.name} store is failing; circuit open`),
       );
     }
-    return new Promise<T>((resolve, reject) => {
-      let settled = false;
-      const expire = () => {
-        settled = true;
-        reject(
-          this.#failed(
-            operation,
-            new StoreUnavailableError(
-              `${this.#store.name} ${operation} timed out after ${this.#timeoutMs} ms`,
-            ),
-          ),
-        );
-      };
-      const deadline = timed ? this.#deadlines.add(expire) : undefined;
-      let pending: Promise<T>;
-      try {
-        pending = run(this.#store);
-      } catch (error) {
-        pending = Promise.reject(error);
-      }
-      pending.then(
-        (result) => {
-          // The caller has moved on with a StoreUnavailableError; only `onLate` may still act on this answer.
-          if (settled) {
-            if (onLate !== undefined) onLate(result);
-            return;
-          }
-          if (deadline !== undefined) this.#deadlines.cancel(deadline);
-          breaker?.onSuccess();
-          resolve(result);
-        },
-        (error: unknown) => {
-          if (settled) return;
-          if (deadline !== undefined) this.#deadlines.cancel(deadline);
-          reject(this.#failed(operation, error));
-        },
-      );
-    });
+    const call = new GuardedCall<T>(this, operation, onLate);
+    const promise = new Promise<T>(captureSettlers);
+    call.resolve = nextResolve as (value: T) => void;
+    call.reject = nextReject;
+    if (timed) this.#deadlines.insert(call);
+    let pending: Promise<T>;
+    try {
+      pending = run(this.#store);
+    } catch (error) {
+      pending = Promise.reject(error);
+    }
+    pending.then(
+      (result) => call.answered(result),
+      (error: unknown) => call.failed(error),
+    );
+    return promise;
+  }
+
+  /** The call's answer came in time: the breaker hears of a success and the deadline is dropped. */
+  succeeded(call: PendingCall): void {
+    this.#deadlines.cancel(call);
+    this.#breaker?.onSuccess();
+  }
+
+  /** The call failed in time: the error the caller sees (and the breaker and events hear of). */
+  rejected(call: PendingCall, error: unknown): OncelyError {
+    this.#deadlines.cancel(call);
+    return this.#failed(call.operation, error);
+  }
+
+  /** The call's deadline passed before the store answered. */
+  expired(call: PendingCall): OncelyError {
+    return this.#failed(
+      call.operation,
+      new StoreUnavailableError(`${this.#store.name} ${call.operation} timed out after ${this.#timeoutMs} ms`),
+    );
   }
 
   /** Maps a failed call to the error the caller sees, and tells the breaker whether the store is at fault. */
@@ -109,6 +112,56 @@ export class StoreGuard {
     return mapped;
   }
 }
+
+// `new Promise(executor)` calls the executor at once: a shared executor that parks the settling functions here, for
+// the caller to take straight after, spares every store call a closure (and its context) made only to catch them.
+let nextResolve: (value: unknown) => void = () => {};
+let nextReject: (reason: unknown) => void = () => {};
+function captureSettlers(resolve: (value: never) => void, reject: (reason: unknown) => void): void {
+  nextResolve = resolve as (value: unknown) => void;
+  nextReject = reject;
+}
+
+/**
+ * One store call under the guard: its own deadline in the guard's queue, and whether its caller has been answered.
+ * One object per call, where a promise executor, a timeout callback and a deadline record were three.
+ */
+class GuardedCall<T> implements Deadline {
+  at = 0;
+  settled = false;
+  resolve: (value: T) => void = noop;
+  reject: (reason: unknown) => void = noop;
+
+  constructor(
+    readonly guard: StoreGuard,
+    readonly operation: string,
+    readonly onLate: ((result: T) => void) | undefined,
+  ) {}
+
+  answered(result: T): void {
+    // The caller has moved on with a StoreUnavailableError; only `onLate` may still act on this answer.
+    if (this.settled) {
+      this.onLate?.(result);
+      return;
+    }
+    this.settled = true;
+    this.guard.succeeded(this);
+    this.resolve(result);
+  }
+
+  failed(error: unknown): void {
+    if (this.settled) return;
+    this.settled = true;
+    this.reject(this.guard.rejected(this, error));
+  }
+
+  onExpire(): void {
+    this.settled = true;
+    this.reject(this.guard.expired(this));
+  }
+}
+
+const noop = () => {};
 
 function toOncelyError(storeName: string, operation: string, error: unknown): OncelyError {
   if (isOncelyError(error)) return error;

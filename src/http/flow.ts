@@ -96,7 +96,7 @@ export class HttpIdempotency<Req> {
         waitMs: route.waitMs,
         leaseMs: route.leaseMs,
         retentionMs: route.retentionMs,
-        ...(leaseUntil === undefined ? {} : { leaseUntil }),
+        leaseUntil,
       })
       .then(
         (begun) => this.#begun(begun, id, key, fingerprint, runs, accept),
