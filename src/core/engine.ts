@@ -210,7 +210,11 @@ export class Engine {
   #storeBegin(input: BeginInput, waitMs: number): Promise<StoreBegun> {
     const { guard } = this.#parts;
     return this.store.beginTransaction === undefined
-      ? guard.call('begin', (store) => store.begin(input), (late) => this.#onLateBegin(late, input.key))
+      ? guard.call(
+          'begin',
+          (store) => store.begin(input),
+          (late) => this.#onLateBegin(late, input.key),
+        )
       : // Not bounded by storeTimeoutMs: a transactional begin queues for a pooled connection and waits on the
         // row lock of a concurrent transaction (up to `waitMs`), which is load, not an outage. The pool's own
         // connection timeout and the claim's lock timeout bound it; a failure still counts for the breaker.

@@ -96,7 +96,9 @@ export class StoreGuard {
   expired(call: PendingCall): OncelyError {
     return this.#failed(
       call.operation,
-      new StoreUnavailableError(`${this.#store.name} ${call.operation} timed out after ${this.#timeoutMs} ms`),
+      new StoreUnavailableError(
+        `${this.#store.name} ${call.operation} timed out after ${this.#timeoutMs} ms`,
+      ),
     );
   }
 
