@@ -30,8 +30,8 @@ const FENCE = (asset: ScriptName): Guard[] => [
   {
     asset,
     name: 'fence: the caller holds the current token',
-    find: 'or token ~= tonumber(ARGV[1]) then return { 6 } end',
-    replace: 'then return { 6 } end',
+    find: 'or token ~= tonumber(ARGV[1]) then return 6 end',
+    replace: 'then return 6 end',
   },
   {
     asset,
@@ -42,7 +42,7 @@ const FENCE = (asset: ScriptName): Guard[] => [
   {
     asset,
     name: 'fence: the record is not past its retention',
-    find: 'if expiresAt <= now then return { 6 } end',
+    find: 'if expiresAt <= now then return 6 end',
     replace: '',
   },
 ];
@@ -60,7 +60,7 @@ const LUA_GUARDS: readonly Guard[] = [
   {
     asset: 'begin',
     name: 'a completed record replays',
-    find: 'if state == C then return { 4, v } end',
+    find: 'if state == C then return v end',
     replace: '',
   },
   {
@@ -72,32 +72,38 @@ const LUA_GUARDS: readonly Guard[] = [
   {
     asset: 'begin',
     name: 'a record past its retention is a new key',
-    find: 'if v and expiresAt > now and state ~= R then',
-    replace: 'if v and state ~= R then',
+    find: 'local takeover = v and expiresAt > now and state ~= R',
+    replace: 'local takeover = v and state ~= R',
   },
   {
     asset: 'begin',
     name: 'a released record is claimed afresh',
-    find: 'if v and expiresAt > now and state ~= R then',
-    replace: 'if v and expiresAt > now then',
+    find: 'local takeover = v and expiresAt > now and state ~= R',
+    replace: 'local takeover = v and expiresAt > now',
   },
   {
     asset: 'begin',
     name: 'a takeover raises the token above the previous one',
-    find: '  token = math.max(token + 1, now)\n',
-    replace: '  token = now\n',
+    find: '\ntoken = math.max(token + 1, now)\n',
+    replace: '\ntoken = takeover and now or math.max(token + 1, now)\n',
   },
   {
     asset: 'begin',
     name: 'a fresh claim raises the token above the previous one',
     find: '\ntoken = math.max(token + 1, now)\n',
-    replace: '\ntoken = now\n',
+    replace: '\ntoken = takeover and math.max(token + 1, now) or now\n',
   },
   {
     asset: 'begin',
     name: 'a claim after expiry counts attempts from 1',
     find: 'elseif expiresAt <= now then',
     replace: 'elseif false then',
+  },
+  {
+    asset: 'begin',
+    name: 'only a first attempt is answered with the bare token',
+    find: 'if attempt == 1 then return token end',
+    replace: 'if true then return token end',
   },
   {
     asset: 'complete',
@@ -114,14 +120,14 @@ const LUA_GUARDS: readonly Guard[] = [
   {
     asset: 'delete',
     name: 'a delete reports whether a live record was there',
-    find: 'if expiresAt > now then return 1 end',
+    find: 'if live then return 1 end',
     replace: 'if true then return 1 end',
   },
   {
     asset: 'get',
     name: 'a record past its retention is not returned',
-    find: 'if not v or expiresAt <= clock(ARGV[1], KEYS[1], expiresAt + keep) then return nil end',
-    replace: 'if not v then return nil end',
+    find: 'if expiresAt <= now then return nil end',
+    replace: '',
   },
 ];
 

@@ -11,7 +11,7 @@ import type { StoredOutcome } from '../../src/core/store.js';
 import { toStoreError } from '../../src/stores/redis/connection.js';
 import { RedisStore, type RedisStoreOptions } from '../../src/stores/redis/index.js';
 import { decodeRecord, decodeReplay, peekHeader } from '../../src/stores/redis/record.js';
-import { asBeginResult, decodeReply } from '../../src/stores/redis/replies.js';
+import { asBeginResult, decodeBeginReply, decodeReply } from '../../src/stores/redis/replies.js';
 import { commandNames, runScript } from '../../src/stores/redis/scripts.js';
 import { requireService, services } from '../support/services.js';
 
@@ -194,6 +194,23 @@ describe('RedisStore replies', () => {
       attempt: 2,
       takeover: false,
     });
+    // begin's bare integer: the token of a first attempt.
+    expect(decodeBeginReply(1795482858212)).toEqual({
+      kind: 'acquired',
+      token: 1795482858212,
+      attempt: 1,
+      takeover: false,
+    });
+    expect(decodeBeginReply([1, 7, 2, 1])).toEqual({
+      kind: 'acquired',
+      token: 7,
+      attempt: 2,
+      takeover: true,
+    });
+    for (const reply of [7.5, Number.NaN, 2 ** 53, [5], [6], null])
+      expect(() => decodeBeginReply(reply), String(reply)).toThrow(
+        expect.objectContaining({ name: 'CorruptRecordError' }),
+      );
     expect(decodeReply([2, 1500, 3])).toEqual({ kind: 'inProgress', retryAfterMs: 1500, attempt: 3 });
     expect(decodeReply([3])).toEqual({ kind: 'mismatch' });
     expect(decodeReply([5])).toEqual({ kind: 'ok' });

@@ -53,6 +53,28 @@ export function decodeReply(reply: unknown): ScriptResult {
   }
 }
 
+/**
+ * The reply of `begin-1.lua`. Its two common answers are bare values, which cost Redis less than a table: an
+ * integer is the token of a first attempt (acquired, attempt 1, no takeover), bytes are the record to replay.
+ * Anything else is a coded reply.
+ */
+export function decodeBeginReply(reply: unknown): BeginResult {
+  if (typeof reply === 'number')
+    return { kind: 'acquired', token: integer(reply, 'token'), attempt: 1, takeover: false };
+  if (Buffer.isBuffer(reply)) return { kind: 'replay', ...decodeReplay(reply) };
+  return asBeginResult(decodeReply(reply));
+}
+
+/** The reply of `complete-1.lua`, `release-1.lua` and `renew-1.lua`: 5 (ok), 6 (fenced) or a coded reply. */
+export function decodeTransitionReply(reply: unknown): TransitionResult {
+  if (reply === ReplyCode.ok) return OK;
+  if (reply === ReplyCode.fenced) return FENCED;
+  return asTransitionResult(decodeReply(reply));
+}
+
+const OK: TransitionResult = { kind: 'ok' };
+const FENCED: TransitionResult = { kind: 'fenced' };
+
 export function asBeginResult(result: ScriptResult): BeginResult {
   if (result.kind === 'ok' || result.kind === 'fenced') throw corrupt(`begin answered ${result.kind}`);
   return result;

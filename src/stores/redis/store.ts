@@ -16,7 +16,7 @@ import { redisEndpoint } from './endpoint.js';
 import { type KeyLayout, keyLayout } from './keys.js';
 import { type RedisStoreOptions, type ResolvedOptions, resolveOptions } from './options.js';
 import { encodeOutcome } from './record.js';
-import { asBeginResult, asTransitionResult, decodeGetReply, decodeReply } from './replies.js';
+import { decodeBeginReply, decodeGetReply, decodeReply, decodeTransitionReply } from './replies.js';
 import {
   isCluster,
   type RedisClient,
@@ -28,8 +28,6 @@ import {
 import { type RedisStoreStats, scanStats } from './stats.js';
 import { SettleWaiter } from './waiter.js';
 
-const decodeBegin = (reply: unknown): BeginResult => asBeginResult(decodeReply(reply));
-const decodeTransition = (reply: unknown): TransitionResult => asTransitionResult(decodeReply(reply));
 /** 1 or 0 from delete-1 and watch-1; their `{-1, what}` throws `CorruptRecordError` from `decodeReply`. */
 const decodeFlag = (reply: unknown): boolean => {
   if (Array.isArray(reply)) decodeReply(reply);
@@ -88,7 +86,7 @@ export class RedisStore implements Store {
   }
 
   begin({ key, fingerprint, leaseMs, retentionMs }: BeginInput): Promise<BeginResult> {
-    return this.#run('begin', key, [fingerprint, leaseMs, retentionMs, this.#now()], decodeBegin, true);
+    return this.#run('begin', key, [fingerprint, leaseMs, retentionMs, this.#now()], decodeBeginReply, true);
   }
 
   complete({ key, token, outcome, retentionMs }: CompleteInput): Promise<TransitionResult> {
@@ -100,15 +98,15 @@ export class RedisStore implements Store {
       return Promise.reject(error);
     }
     if (this.#options.durable !== undefined) return this.#completeDurably(key, args);
-    return this.#run('complete', key, args, decodeTransition);
+    return this.#run('complete', key, args, decodeTransitionReply);
   }
 
   release({ key, token }: ReleaseInput): Promise<TransitionResult> {
-    return this.#run('release', key, [token, this.#now(), this.#keys.channel(key)], decodeTransition);
+    return this.#run('release', key, [token, this.#now(), this.#keys.channel(key)], decodeTransitionReply);
   }
 
   renew({ key, token, leaseMs }: RenewInput): Promise<TransitionResult> {
-    return this.#run('renew', key, [token, leaseMs, this.#now()], decodeTransition);
+    return this.#run('renew', key, [token, leaseMs, this.#now()], decodeTransitionReply);
   }
 
   get(key: string): Promise<KeyRecord | undefined> {
@@ -192,7 +190,7 @@ export class RedisStore implements Store {
       runScript(pipeline, 'complete', this.#keys.record(key), args);
       pipeline.wait(replicas, timeoutMs);
     });
-    const result = asTransitionResult(decodeReply(replies[0]));
+    const result = decodeTransitionReply(replies[0]);
     const acknowledged = replies[1];
     if (result.kind === 'ok' && (typeof acknowledged !== 'number' || acknowledged < replicas)) {
       throw new StoreUnavailableError(

@@ -9,10 +9,13 @@
   ARGV[4]  now in ms since the epoch, or '' to read the server's TIME
 
   Returns one of
-    {1, token, attempt, takeover}     acquired (takeover is 0 or 1)
+    token                             acquired, a first attempt (attempt 1, no takeover): most claims
+  The two most common answers, a first claim and a replay, are bare values: a table reply costs Redis about
+  1,500 instructions per element (bench/redis/instructions.ts).
+    {1, token, attempt, takeover}     acquired after a release or a takeover (takeover is 0 or 1)
     {2, retryAfterMs, attempt}        inProgress
     {3}                               mismatch
-    {4, record}                       replay: the record's bytes, outcome included
+    record                            replay: the record's bytes, outcome included (a bulk string)
     {-1, what}                        corrupt: the key holds something that is not a record
 
   Tokens: a new claim gets max(previous + 1, now), previous being the token of whatever the key still holds,
@@ -20,37 +23,32 @@
   (lib/record.lua), so a claim made after it is gone gets now, above every token the key ever had. Either way no
   token is handed out twice, and a removed owner's complete, renew and release stay fenced.
 ]]
---@include clock
 --@include record
---@include save
-local key = KEYS[1]
+--@include clock arg=ARGV[4]
 local fingerprint = ARGV[1]
 
-local v, state, waiters, fpLen, attempt, token, leaseUntil, expiresAt, createdAt, completedAt, keep = load(key)
-if v == nil then return state end
-local now = clock(ARGV[4], key, v and expiresAt + keep)
-
-if v and expiresAt > now and state ~= R then
+local takeover = v and expiresAt > now and state ~= R
+if takeover then
   if fpLen ~= #fingerprint or string.sub(v, FIXED + 1, FIXED + fpLen) ~= fingerprint then return { 3 } end
-  if state == C then return { 4, v } end
+  if state == C then return v end
   if leaseUntil > now then return { 2, leaseUntil - now, attempt } end
   -- The owner's lease ran out (it crashed or stalled): take over, keeping the fingerprint, the waiters and the
   -- creation time, counting the attempt and raising the token.
-  token = math.max(token + 1, now)
-  local leaseMs = tonumber(ARGV[2])
-  save(key, now, P, waiters, fingerprint, attempt + 1, token, now + leaseMs, now + tonumber(ARGV[3]), createdAt, 0,
-    '', leaseMs)
-  return { 1, token, attempt + 1, 1 }
-end
-
--- A fresh claim: no record, a released one (attempts counted, creation kept) or one past its end (a new key).
-if not v then
-  token, attempt, createdAt = 0, 0, now
+elseif not v then
+  -- A fresh claim: no record,
+  waiters, token, attempt, createdAt = 0, 0, 0, now
 elseif expiresAt <= now then
-  attempt, createdAt = 0, now
+  -- one past its end (a new key),
+  waiters, attempt, createdAt = 0, 0, now
+else
+  -- or a released one (attempts counted, creation kept).
+  waiters = 0
 end
 token = math.max(token + 1, now)
+attempt = attempt + 1
 local leaseMs = tonumber(ARGV[2])
-save(key, now, P, 0, fingerprint, attempt + 1, token, now + leaseMs, now + tonumber(ARGV[3]), createdAt, 0, '',
-  leaseMs)
-return { 1, token, attempt + 1, 0 }
+state, leaseUntil, expiresAt, completedAt = P, now + leaseMs, now + tonumber(ARGV[3]), 0
+local fp, outcome, slack = fingerprint, '', leaseMs
+--@include save
+if attempt == 1 then return token end
+return { 1, token, attempt, takeover and 1 or 0 }

@@ -9,11 +9,10 @@
   ARGV[5]  the outcome, encoded by the client (status, encoding, storage, headers, body), stored as it is
 
   Returns one of
-    {5}          ok
-    {6}          fenced: no live in-progress record holds this token
+    5            ok
+    6            fenced: no live in-progress record holds this token
     {-1, what}   corrupt: the key holds something that is not a record
 ]]
---@include clock
 --@include record
 --@include fence now=ARGV[3]
 -- An in-progress record is its header and fingerprint, nothing after. The completed record is written whole,
@@ -36,4 +35,4 @@ else
   redis.call('SET', KEYS[1], record, 'KEEPTTL')
 end
 if waiters ~= 0 and ARGV[4] ~= '' then redis.call('PUBLISH', ARGV[4], 'c') end
-return { 5 }
+return 5

@@ -14,19 +14,18 @@
   clock) leaves a tombstone: state 'r', ending now, fingerprint and outcome dropped, token kept, for the few ms
   until the clock passes the token. The next claim then still gets a higher token than the deleted owner's.
 ]]
---@include clock
 --@include record
---@include save
-local key = KEYS[1]
-local v, state, waiters, fpLen, attempt, token, leaseUntil, expiresAt, createdAt, completedAt, keep = load(key)
-if v == nil then return state end
 if not v then return 0 end
-local now = clock(ARGV[1], key, expiresAt + keep)
+--@include clock arg=ARGV[1]
+local publish, live = waiters ~= 0, expiresAt > now
 if token >= now then
-  save(key, now, R, 0, '', attempt, token, leaseUntil, now, createdAt, 0, '', 0)
+  -- The tombstone: state 'r', waiters 0, ending now; attempt, token, lease end and creation kept.
+  state, waiters, expiresAt, completedAt = R, 0, now, 0
+  local fp, outcome, slack = '', '', 0
+--@include save
 else
-  redis.call('DEL', key)
+  redis.call('DEL', KEYS[1])
 end
-if waiters ~= 0 and ARGV[2] ~= '' then redis.call('PUBLISH', ARGV[2], 'd') end
-if expiresAt > now then return 1 end
+if publish and ARGV[2] ~= '' then redis.call('PUBLISH', ARGV[2], 'd') end
+if live then return 1 end
 return 0

@@ -9,9 +9,8 @@
     record       the record's bytes (a 0.1 HASH as the layout 2 bytes it stands for)
     {-1, what}   corrupt: the key holds something that is not a record
 ]]
---@include clock
 --@include record
-local v, state, waiters, fpLen, attempt, token, leaseUntil, expiresAt, createdAt, completedAt, keep = load(KEYS[1])
-if v == nil then return state end
-if not v or expiresAt <= clock(ARGV[1], KEYS[1], expiresAt + keep) then return nil end
+if not v then return nil end
+--@include clock arg=ARGV[1]
+if expiresAt <= now then return nil end
 return v

@@ -8,15 +8,14 @@
   ARGV[3]  channel to PUBLISH 'r' on when a waiter registered; '' publishes nothing
 
   Returns one of
-    {5}          ok
-    {6}          fenced: no live in-progress record holds this token
+    5            ok
+    6            fenced: no live in-progress record holds this token
     {-1, what}   corrupt: the key holds something that is not a record
 ]]
---@include clock
 --@include record
 --@include fence now=ARGV[2]
 -- The state byte is patched in place (SETRANGE keeps the TTL); a 0.1 HASH is first written in layout 2.
 if old then redis.call('SET', KEYS[1], v, 'KEEPTTL') end
 redis.call('SETRANGE', KEYS[1], 1, 'r')
 if waiters ~= 0 and ARGV[3] ~= '' then redis.call('PUBLISH', ARGV[3], 'r') end
-return { 5 }
+return 5

@@ -8,11 +8,10 @@
   ARGV[3]  now in ms since the epoch, or '' to read the server's TIME
 
   Returns one of
-    {5}          ok
-    {6}          fenced: no live in-progress record holds this token
+    5            ok
+    6            fenced: no live in-progress record holds this token
     {-1, what}   corrupt: the key holds something that is not a record
 ]]
---@include clock
 --@include record
 --@include fence now=ARGV[3]
 -- The lease field (bytes 15-20) is patched in place (SETRANGE keeps the TTL); a 0.1 HASH is first rewritten
@@ -21,4 +20,4 @@ local leaseEnd = now + tonumber(ARGV[2])
 if leaseEnd >= U48 then error('oncely: a lease end that does not fit the record layout') end
 if old then redis.call('SET', KEYS[1], v, 'KEEPTTL') end
 redis.call('SETRANGE', KEYS[1], 15, struct.pack('>I6', leaseEnd))
-return { 5 }
+return 5

@@ -1,6 +1,6 @@
 --[[
-  legacy (fragment, `--@include legacy`, inside load of lib/record.lua): legacy(key) reads a record of oncely 0.1
-  as the layout 2 string it stands for. Included where load meets a key that is not a STRING, so only a script
+  legacy (fragment, `--@include legacy`, inside lib/record.lua's read): legacy(key) reads a record of oncely 0.1
+  as the layout 2 string it stands for. Included where the read meets a key that is not a STRING, so only a call
   that meets such a key defines the function: a function defined at the top of a script is made anew on every
   call (about 2,000 of Redis' instructions each, bench/redis/instructions.ts), and its tables are built inside
   for the same reason.

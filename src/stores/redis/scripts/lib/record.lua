@@ -27,29 +27,33 @@
   table) when its retention is not longer than the claim's. Since expires at + keep is where the TTL ends, the
   scripts read the server time off the TTL (lib/clock.lua).
 
-  Defines: P, C, R (state bytes), FIXED (43), LAYOUT, U48, load(key); lib/save.lua adds save(...).
+  Defines P, C, R (state bytes), FIXED (43), LAYOUT and U48, then reads the record at KEYS[1] into the locals
+  v (its bytes; false when the key holds nothing), old (true for a 0.1 HASH) and its fixed fields: state, waiters,
+  fpLen, attempt, token, leaseUntil, expiresAt, createdAt, completedAt, keep (nil when there is no record). A key
+  that holds something that is not a record ends the script here with {-1, what}.
+
+  Inline code, not a function: a function defined at the top of a script is made anew on every call of it
+  (bench/redis/instructions.ts), and this runs on every call of every script.
 ]]
 local LAYOUT = '>BBBHI4I6I6I6I6I6I4'
 local FIXED = 43
 local P, C, R = 112, 99, 114
 local U48 = 281474976710656
 
--- The record at key: its bytes and fixed fields, then whether it is a 0.1 HASH; false when the key holds
--- nothing; nil and the reply to return ({-1, what}) when it holds something that is not a record.
-local function load(key)
-  local v = redis.pcall('GET', key)
-  local old = false
-  if type(v) == 'table' then
+local v = redis.pcall('GET', KEYS[1])
+local old = false
+if type(v) == 'table' then
 --@include legacy
-    v, old = legacy(key), true
-    if type(v) == 'table' then return nil, v end
-  end
-  if not v then return false end
-  if #v < FIXED or string.byte(v, 1) ~= 2 then return nil, { -1, 'a string that is not a layout 2 record' } end
-  local _, state, waiters, fpLen, attempt, token, leaseUntil, expiresAt, createdAt, completedAt, keep =
+  v, old = legacy(KEYS[1]), true
+  if type(v) == 'table' then return v end
+end
+local state, waiters, fpLen, attempt, token, leaseUntil, expiresAt, createdAt, completedAt, keep
+if v then
+  if #v < FIXED or string.byte(v, 1) ~= 2 then return { -1, 'a string that is not a layout 2 record' } end
+  local _
+  _, state, waiters, fpLen, attempt, token, leaseUntil, expiresAt, createdAt, completedAt, keep =
     struct.unpack(LAYOUT, v)
   if #v < FIXED + fpLen or (state ~= P and state ~= C and state ~= R) then
-    return nil, { -1, 'a malformed layout 2 record' }
+    return { -1, 'a malformed layout 2 record' }
   end
-  return v, state, waiters, fpLen, attempt, token, leaseUntil, expiresAt, createdAt, completedAt, keep, old
 end

@@ -1,20 +1,19 @@
 --[[
-  save (fragment, `--@include save`, after lib/record.lua): save(...) writes a whole record, for the scripts that
-  write one (begin, delete). A function defined at the top of a script is made anew on every call of that script,
-  so the scripts that never write a whole record do not define it.
+  save (fragment, `--@include save`, after lib/record.lua and lib/clock.lua): writes a whole record to KEYS[1]
+  (SET replaces a 0.1 HASH too), for the scripts that write one (begin, delete). The record is the one the locals
+  state, waiters, fp (the fingerprint as it is stored), attempt, token, leaseUntil, expiresAt, createdAt,
+  completedAt and outcome describe; its TTL runs to max(expiresAt, token + 1, now + 1 s) plus slack (a claim's
+  lease; 0 otherwise). Inline code, not a function, for the reason lib/record.lua gives.
 ]]
--- Writes a whole record (SET replaces a 0.1 HASH too) with its TTL: to max(expiresAt, token + 1, now + 1 s),
--- plus slack (a claim's lease; 0 otherwise). The fingerprint fp is given as it is stored.
-local function save(key, now, state, waiters, fp, attempt, token, leaseUntil, expiresAt, createdAt, completedAt,
-                    outcome, slack)
+do
   local ends = math.max(expiresAt, token + 1, now + 1000) + slack
-  local keep = math.min(ends - expiresAt, 4294967295)
+  local kept = math.min(ends - expiresAt, 4294967295)
   if math.max(token, leaseUntil, expiresAt, createdAt, completedAt) >= U48 or attempt >= 4294967296
     or #fp > 65535 then
     error('oncely: a time, token, attempt or fingerprint does not fit the record layout')
   end
-  redis.call('SET', key,
-    struct.pack(LAYOUT, 2, state, waiters, #fp, attempt, token, leaseUntil, expiresAt, createdAt, completedAt, keep)
+  redis.call('SET', KEYS[1],
+    struct.pack(LAYOUT, 2, state, waiters, #fp, attempt, token, leaseUntil, expiresAt, createdAt, completedAt, kept)
       .. fp .. outcome,
-    'PX', expiresAt + keep - now)
+    'PX', expiresAt + kept - now)
 end
