@@ -1,5 +1,6 @@
 import type { Outcome } from '../core/record.js';
 import type { HeaderPairs } from '../core/store.js';
+import { groupHeaders } from '../http/node-headers.js';
 import type { HttpAnswer } from '../http/problem.js';
 import type { HttpApiResult, RestApiResult } from './events.js';
 import type { EventFormat } from './http-event.js';
@@ -62,7 +63,7 @@ export function resultOf(answer: HttpAnswer, format: EventFormat): RestApiResult
 }
 
 function restResult(status: number, headers: HeaderPairs, body: string, base64: boolean): RestApiResult {
-  const grouped = groupByName(headers);
+  const grouped = groupHeaders(headers);
   const single: Record<string, string> = {};
   const multi: Record<string, string[]> = {};
   // One line: `headers`; several (Set-Cookie kept with keepHeaders, Vary, Link): `multiValueHeaders`, every line.
@@ -79,7 +80,7 @@ function httpResult(status: number, headers: HeaderPairs, body: string, base64: 
   const single: Record<string, string> = {};
   const cookies: string[] = [];
   // Format 2.0 has no multi-value headers: lines join with commas, and Set-Cookie lines go to `cookies`.
-  for (const [name, values] of groupByName(headers)) {
+  for (const [name, values] of groupHeaders(headers)) {
     if (name === 'set-cookie') cookies.push(...values);
     else single[name] = values.join(', ');
   }
@@ -91,15 +92,4 @@ function httpResult(status: number, headers: HeaderPairs, body: string, base64: 
 function sendable(headers: HeaderPairs): { headers: HeaderPairs; base64: boolean } {
   if (!headers.some(([name]) => name === BASE64_MARKER)) return { headers, base64: false };
   return { headers: headers.filter(([name]) => name !== BASE64_MARKER), base64: true };
-}
-
-function groupByName(headers: HeaderPairs): Map<string, string[]> {
-  const grouped = new Map<string, string[]>();
-  for (const [name, value] of headers) {
-    const lower = name.toLowerCase();
-    const values = grouped.get(lower);
-    if (values === undefined) grouped.set(lower, [value]);
-    else values.push(value);
-  }
-  return grouped;
 }
