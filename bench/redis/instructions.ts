@@ -217,7 +217,7 @@ try {
     `new, ${f(part('TIME'))} k; PTTL in complete and in a replay, ${f(part('PTTL'))} k), the fence in complete (the record's header`,
     `unpacked before it is written, ${f(part('struct.unpack'))} k), the packed header written by both calls`,
     `(${f(part('struct.pack'))} k each) and more arguments (lease, retention, time, channel: 1–2 k each). The scripts define no`,
-    'functions (their shared parts are inlined when they are built) and give their common answers as bare values: a',
+    'functions but the 0.1 reader, when they meet a 0.1 record (their shared parts are inlined when they are built), and give their common answers as bare values: a',
     'first claim its token, a replay the record, complete ok or fenced a number. The last two rows above are what',
     'helper functions and a table reply would add to every call.',
     `To be within 1.25× of the minimal layer a new request would have to cost ${f(1.25 * minimal.fresh)} k, ${f(oncely.fresh - 1.25 * minimal.fresh)} k less`,
