@@ -3,6 +3,7 @@ import type { DashboardRequest } from './guard.js';
 import { type DashboardOptions, type ResolvedDashboard, resolveDashboardOptions } from './options.js';
 import { type DashboardResponse, route, SECURITY_HEADERS } from './routes.js';
 import { Snapshots } from './snapshot.js';
+import { below, splitTarget } from './target.js';
 
 /** The dashboard as request handlers; mount one behind your own authentication. */
 export interface Dashboard {
@@ -33,14 +34,14 @@ export function dashboard(options: DashboardOptions): Dashboard {
 
   return {
     node: function oncelyDashboard(req, res, next) {
-      const url = new URL((req as { originalUrl?: string }).originalUrl ?? req.url ?? '/', 'http://x');
-      const path = below(resolved.basePath, url.pathname);
+      const target = splitTarget((req as { originalUrl?: string }).originalUrl ?? req.url ?? '/');
+      const path = below(resolved.basePath, target.pathname);
       if (path === undefined) {
         if (next) return next();
         res.writeHead(404, { 'content-type': 'text/plain; charset=utf-8' }).end('not found');
         return;
       }
-      void handle(nodeRequest(req, path, url.searchParams)).then(
+      void handle(nodeRequest(req, path, target.query)).then(
         (response) => {
           res.writeHead(response.status, response.headers);
           res.end(req.method === 'HEAD' ? undefined : response.body);
@@ -52,6 +53,8 @@ export function dashboard(options: DashboardOptions): Dashboard {
       );
     },
     fetch: async (request) => {
+      // A Request's url is absolute: its authority is the Host, never a piece of the path, and a Fetch router
+      // (Hono's getPath) reads the same already-normalized path from it.
       const url = new URL(request.url);
       const path = below(resolved.basePath, url.pathname);
       if (path === undefined) return new Response('not found', { status: 404 });
@@ -89,13 +92,6 @@ async function respond(
       body: JSON.stringify({ ok: false, message }),
     };
   }
-}
-
-/** The path below the mount point, or undefined when the request is not the dashboard's. */
-function below(basePath: string, pathname: string): string | undefined {
-  if (basePath === '') return pathname === '/' ? '' : pathname;
-  if (pathname === basePath) return '';
-  return pathname.startsWith(`${basePath}/`) ? pathname.slice(basePath.length) : undefined;
 }
 
 function nodeRequest(req: IncomingMessage, path: string, query: URLSearchParams): DashboardRequest {
