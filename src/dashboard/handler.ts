@@ -42,10 +42,7 @@ export function dashboard(options: DashboardOptions): Dashboard {
         return;
       }
       void handle(nodeRequest(req, path, target.query)).then(
-        (response) => {
-          res.writeHead(response.status, response.headers);
-          res.end(req.method === 'HEAD' ? undefined : response.body);
-        },
+        (response) => writeResponse(req, res, response),
         (error: unknown) => {
           if (next) return next(error);
           res.destroy(error instanceof Error ? error : undefined);
@@ -92,6 +89,18 @@ async function respond(
       body: JSON.stringify({ ok: false, message }),
     };
   }
+}
+
+/**
+ * Writes the dashboard's answer, or drops it when the application answered first (a request-timeout middleware
+ * while a snapshot was slow): `writeHead` would throw ERR_HTTP_HEADERS_SENT inside this promise callback, an
+ * unhandled rejection that ends the process. `headersSent` is enough: an ended response has sent its headers.
+ * The HTTP adapters' `writeAnswer` drops late answers the same way.
+ */
+function writeResponse(req: IncomingMessage, res: ServerResponse, response: DashboardResponse): void {
+  if (res.headersSent) return;
+  res.writeHead(response.status, response.headers);
+  res.end(req.method === 'HEAD' ? undefined : response.body);
 }
 
 function nodeRequest(req: IncomingMessage, path: string, query: URLSearchParams): DashboardRequest {
