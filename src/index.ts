@@ -4,6 +4,7 @@
 export type { CircuitBreakerOptions } from './core/circuit-breaker.js';
 export type { Claim, CompleteOptions, ExecutionContext } from './core/claim.js';
 export { type Codec, jsonCodec, structuredCodec } from './core/codec.js';
+export type { EncryptionKey, EncryptionOptions } from './core/encryption-keys.js';
 export {
   type BeginRequest,
   type Begun,

@@ -1,4 +1,6 @@
 import type { CircuitBreakerOptions } from './circuit-breaker.js';
+import { EncryptedStore } from './encrypted-store.js';
+import { type EncryptionOptions, resolveEncryption } from './encryption-keys.js';
 import { InvalidOptionsError } from './errors.js';
 import type { EventHandler } from './events.js';
 import { checkInstrumentation, type Instrumentation } from './instrumentation.js';
@@ -26,6 +28,11 @@ export interface EngineOptions {
   readonly onEvent?: EventHandler;
   /** Spans and metrics of every execution and store call: `otel()` from `oncely/otel`. Default none. */
   readonly instrumentation?: Instrumentation;
+  /**
+   * Seal every stored outcome with AES-256-GCM (status, headers and body), bound to its storage key; a record
+   * that cannot be opened fails the request with `RecordUnreadableError`. Default none (docs/encryption.md).
+   */
+  readonly encryption?: EncryptionOptions;
 }
 
 /** The one list of engine option names: the wrappers and adapters accept these beside their own. */
@@ -40,6 +47,7 @@ export const ENGINE_OPTION_NAMES = [
   'blobStore',
   'onEvent',
   'instrumentation',
+  'encryption',
 ] as const satisfies ReadonlyArray<keyof EngineOptions>;
 
 export interface ResolvedEngineOptions {
@@ -58,7 +66,12 @@ export function resolveEngineOptions(options: EngineOptions): ResolvedEngineOpti
   if (options === null || typeof options !== 'object')
     throw new InvalidOptionsError('engine options are required ({ store })');
   knownOptions('engine', options, ENGINE_OPTION_NAMES);
-  const store = checkStore(options.store);
+  // Wrapped here, so everything the engine does with the store (begin, complete, get, transactions) is sealed.
+  const checked = checkStore(options.store);
+  const store =
+    options.encryption === undefined
+      ? checked
+      : new EncryptedStore(checked, resolveEncryption(options.encryption));
   const leaseMs = wholeNumber('leaseMs', options.leaseMs, 30_000, { min: 10 });
   const retentionMs = wholeNumber('retentionMs', options.retentionMs, Math.max(86_400_000, leaseMs), {
     min: 1,

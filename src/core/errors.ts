@@ -14,6 +14,7 @@ export type OncelyErrorCode =
   | 'ONCELY_RESPONSE_NOT_RETAINED'
   | 'ONCELY_CLAIM_SETTLED'
   | 'ONCELY_TRANSACTION_ESCAPED'
+  | 'ONCELY_RECORD_UNREADABLE'
   // oncely/client: the caller's side of the protocol (src/client/errors.ts).
   | 'ONCELY_RETRIES_EXHAUSTED'
   | 'ONCELY_DEADLINE_EXCEEDED'
@@ -151,6 +152,26 @@ export class TransactionEscapedError extends OncelyError {
   }
 }
 
+/**
+ * Encryption at rest: a stored outcome could not be opened. `reason` says why: `unknown-key` (sealed under a key
+ * id that is not in the list: removed too early, or another deployment's key), `unauthentic` (the bytes, the key
+ * they are stored under or the key's material differ from what sealed them: tampering, a record copied to another
+ * key), `malformed` (not the sealed format), `plaintext` (stored in clear while `allowPlaintext` is off). Reads
+ * fail closed: the request is refused (500 `record-unreadable` over HTTP), never run a second time.
+ */
+export class RecordUnreadableError extends OncelyError {
+  override name = 'RecordUnreadableError' as const;
+  constructor(
+    readonly reason: 'unknown-key' | 'unauthentic' | 'malformed' | 'plaintext',
+    message: string,
+    /** The key id named in the record, when it could be read. */
+    readonly keyId?: string,
+    options: OncelyErrorOptions = {},
+  ) {
+    super('ONCELY_RECORD_UNREADABLE', message, options);
+  }
+}
+
 const guard =
   <T extends OncelyError>(name: string) =>
   (error: unknown): error is T =>
@@ -171,3 +192,4 @@ export const isCorruptRecordError = guard<CorruptRecordError>('CorruptRecordErro
 export const isResponseNotRetainedError = guard<ResponseNotRetainedError>('ResponseNotRetainedError');
 export const isClaimSettledError = guard<ClaimSettledError>('ClaimSettledError');
 export const isTransactionEscapedError = guard<TransactionEscapedError>('TransactionEscapedError');
+export const isRecordUnreadableError = guard<RecordUnreadableError>('RecordUnreadableError');

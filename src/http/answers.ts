@@ -4,6 +4,7 @@ import {
   isInProgressError,
   isInvalidKeyError,
   isLeaseLostError,
+  isRecordUnreadableError,
   isStoreUnavailableError,
 } from '../core/errors.js';
 import type { OpenedOutcome } from '../core/record.js';
@@ -57,6 +58,7 @@ export interface AnswerContext {
  * | StoreUnavailableError | 503 store-unavailable + Retry-After |
  * | LeaseLostError | 503 lease-lost + Retry-After: another caller owns the key now; a retry gets its answer |
  * | CorruptRecordError | 500 record-corrupt |
+ * | RecordUnreadableError | 500 record-unreadable: encryption at rest could not open the record; never re-run |
  */
 export function answerForError(error: unknown, context: AnswerContext = {}): HttpAnswer | undefined {
   if (isInvalidKeyError(error)) {
@@ -95,6 +97,13 @@ export function answerForError(error: unknown, context: AnswerContext = {}): Htt
   }
   if (isCorruptRecordError(error)) {
     return problemAnswer('record-corrupt', 'the stored response for this key cannot be read');
+  }
+  if (isRecordUnreadableError(error)) {
+    // Neither the reason nor the key id goes to the client: which keys the server holds is its own business.
+    return problemAnswer(
+      'record-unreadable',
+      'the stored response for this key cannot be decrypted; the request was not run again',
+    );
   }
   return undefined;
 }
