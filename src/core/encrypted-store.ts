@@ -29,11 +29,12 @@ import type {
 export class EncryptedStore implements Store {
   readonly #inner: Store;
   readonly #encryption: ResolvedEncryption;
-  readonly waitFor?: (key: string, options: WaitForOptions) => Promise<boolean>;
-  readonly stats?: () => Promise<StoreStats>;
-  readonly purgeExpired?: (options?: PurgeOptions) => Promise<number>;
-  readonly close?: () => Promise<void>;
-  readonly beginTransaction?: (input: TransactionBeginInput) => Promise<TransactionBeginResult>;
+  // `declare`: a plain field declaration would define each one as undefined, and `'waitFor' in store` would lie.
+  declare readonly waitFor?: (key: string, options: WaitForOptions) => Promise<boolean>;
+  declare readonly stats?: () => Promise<StoreStats>;
+  declare readonly purgeExpired?: (options?: PurgeOptions) => Promise<number>;
+  declare readonly close?: () => Promise<void>;
+  declare readonly beginTransaction?: (input: TransactionBeginInput) => Promise<TransactionBeginResult>;
 
   constructor(inner: Store, encryption: ResolvedEncryption) {
     this.#inner = inner;
