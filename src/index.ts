@@ -13,6 +13,20 @@ export {
   type ExecuteResult,
   type Verdict,
 } from './core/engine.js';
+export {
+  type ClaimMessage,
+  DIAGNOSTICS_CHANNELS,
+  type DiagnosticsChannelName,
+  type DiagnosticsMessages,
+  type FencedMessage,
+  type KeyMessage,
+  type RejectedMessage,
+  type RejectionCode,
+  type ReleasedMessage,
+  type ReplayedMessage,
+  type StoreUnavailableMessage,
+  type TokenMessage,
+} from './core/diagnostics.js';
 export type { EngineOptions } from './core/engine-options.js';
 export * from './core/errors.js';
 export type {

@@ -3,10 +3,10 @@
 /// <reference types="node" preserve="true" />
 import type { Claim, ExecutionContext } from './claim.js';
 import { DeadlineQueue } from './deadline-queue.js';
+import { type Emit, emitter } from './emit.js';
 import { type EngineOptions, resolveEngineOptions } from './engine-options.js';
 import type { EngineParts } from './engine-parts.js';
 import { FingerprintMismatchError, InProgressError } from './errors.js';
-import { type EventHandler, emitter } from './events.js';
 import { StoreGuard } from './guarded-store.js';
 import { type EngineProbe, type ExecutionProbe, NO_EXECUTION, reporter } from './instrumentation.js';
 import { LeaseKeeper } from './lease-keeper.js';
@@ -201,9 +201,9 @@ export class Engine {
     return pending.then((result) => {
       if (first && result.kind === 'inProgress') {
         if (waitMs > 0) return this.#waitUntilFree(request, result, probe);
-        this.#conflict(key, result, probe);
+        this.#conflict(request, result, probe);
       }
-      return this.#begun(result, key, renewEveryLease, leaseUntil, sentAt, retentionMs, probe);
+      return this.#begun(result, request, renewEveryLease, sentAt, retentionMs, probe);
     });
   }
 
@@ -222,23 +222,23 @@ export class Engine {
   }
 
   /**
-   * The store's answer as a `Begun`. The lease asked for: `renewEveryLease` capped by `leaseUntil`, sent at
-   * `sentAt` (renewals keep its cadence).
+   * The store's answer as a `Begun`. The lease asked for: `renewEveryLease` capped by `request.leaseUntil`, sent
+   * at `sentAt` (renewals keep its cadence).
    */
   #begun(
     result: StoreBegun,
-    key: string,
+    request: BeginRequest,
     renewEveryLease: number,
-    leaseUntil: number | undefined,
     sentAt: number,
     retentionMs: number,
     probe: ExecutionProbe,
   ): Begun | Promise<Begun> {
+    const { key, leaseUntil, scope } = request;
     const emit = reporter(this.#parts.emit, probe);
     switch (result.kind) {
       case 'acquired': {
         const { token, attempt, takeover } = result;
-        emit({ type: takeover ? 'takeover' : 'acquired', key, token, attempt });
+        emit({ type: takeover ? 'takeover' : 'acquired', key, token, attempt }, scope);
         const claim =
           'transaction' in result
             ? new TransactionClaim(
@@ -263,6 +263,7 @@ export class Engine {
                 takeover,
                 new LeaseKeeper({
                   key,
+                  scope,
                   token,
                   leaseMs: renewEveryLease,
                   until: leaseUntil,
@@ -275,15 +276,16 @@ export class Engine {
                 }),
                 retentionMs,
                 probe,
+                scope,
               );
         return { kind: 'acquired', claim };
       }
       case 'replay':
-        return this.#replayed(key, result, emit);
+        return this.#replayed(key, scope, result, emit);
       case 'inProgress':
         return result;
       case 'mismatch':
-        emit({ type: 'mismatch', key });
+        emit({ type: 'mismatch', key }, scope);
         return result;
     }
   }
@@ -296,8 +298,9 @@ export class Engine {
     if (result.kind === 'acquired') void releaseFenced(this.#parts, key, result.token, 'late');
   }
 
-  #conflict(key: string, busy: Busy, probe: ExecutionProbe): void {
-    reporter(this.#parts.emit, probe)({ type: 'conflict', key, retryAfterMs: busy.retryAfterMs });
+  #conflict(request: BeginRequest, busy: Busy, probe: ExecutionProbe): void {
+    const event = { type: 'conflict', key: request.key, retryAfterMs: busy.retryAfterMs } as const;
+    reporter(this.#parts.emit, probe)(event, request.scope);
   }
 
   /** Waits for a concurrent duplicate while `waitMs` allows, asking the store again after each wake-up. */
@@ -308,7 +311,7 @@ export class Engine {
     while (begun.kind === 'inProgress') {
       const remaining = deadline - Date.now();
       if (remaining <= 0) {
-        this.#conflict(request.key, begun, probe);
+        this.#conflict(request, begun, probe);
         return begun;
       }
       // In transactional mode too: a begin there waits on an open transaction's row lock, but a key held by a
@@ -348,10 +351,11 @@ export class Engine {
   /** The replay of a completed record; a promise only when its body must come from the blob store. */
   #replayed(
     key: string,
+    scope: string | undefined,
     replay: Extract<BeginResult, { readonly kind: 'replay' }>,
-    emit: EventHandler,
+    emit: Emit,
   ): Begun | Promise<Begun> {
-    emit({ type: 'replayed', key });
+    emit({ type: 'replayed', key }, scope);
     const { completedAt } = replay;
     const { envelope } = this.#parts;
     const opened = openInline(replay.outcome, envelope);

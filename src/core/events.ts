@@ -32,15 +32,3 @@ export type OncelyEventType = OncelyEvent['type'];
 export type ReleaseReason = 'error' | 'notKept' | 'disposed' | 'late';
 export type FencedOperation = 'complete' | 'release' | 'renew';
 export type EventHandler = (event: OncelyEvent) => void;
-
-/** Calls the user's hook; a throwing hook must never break a request, so its errors are swallowed here. */
-export function emitter(handler: EventHandler | undefined): EventHandler {
-  if (handler === undefined) return () => {};
-  return (event) => {
-    try {
-      handler(event);
-    } catch {
-      // An observability hook that throws is a bug in the hook, not a reason to fail the request.
-    }
-  };
-}

@@ -1,7 +1,7 @@
 import { CircuitBreaker, type CircuitBreakerOptions } from './circuit-breaker.js';
 import { type Deadline, DeadlineQueue } from './deadline-queue.js';
+import type { Emit } from './emit.js';
 import { isOncelyError, type OncelyError, StoreUnavailableError } from './errors.js';
-import type { EventHandler } from './events.js';
 import type { Store } from './store.js';
 
 /** A store call in flight, as the guard sees it: its deadline, and what it was for (in messages). */
@@ -26,10 +26,10 @@ export class StoreGuard {
   readonly #store: Store;
   readonly #timeoutMs: number;
   readonly #breaker: CircuitBreaker | undefined;
-  readonly #emit: EventHandler;
+  readonly #emit: Emit;
   readonly #deadlines: DeadlineQueue;
 
-  constructor(store: Store, options: GuardOptions, emit: EventHandler) {
+  constructor(store: Store, options: GuardOptions, emit: Emit) {
     this.#store = store;
     this.#timeoutMs = options.timeoutMs;
     this.#deadlines = new DeadlineQueue(options.timeoutMs);

@@ -1,5 +1,6 @@
+import type { Emit } from './emit.js';
 import { InvalidOptionsError } from './errors.js';
-import type { EventHandler, OncelyEvent } from './events.js';
+import type { OncelyEvent } from './events.js';
 import type { Store } from './store.js';
 
 /**
@@ -45,11 +46,11 @@ export const NO_EXECUTION: ExecutionProbe = {
   end: () => {},
 };
 
-/** The engine's event hook, plus the execution's probe when there is one (no extra call otherwise). */
-export function reporter(emit: EventHandler, probe: ExecutionProbe): EventHandler {
+/** The engine's emitter, plus the execution's probe when there is one (no extra call otherwise). */
+export function reporter(emit: Emit, probe: ExecutionProbe): Emit {
   if (probe === NO_EXECUTION) return emit;
-  return (event) => {
-    emit(event);
+  return (event, scope) => {
+    emit(event, scope);
     probe.event(event);
   };
 }

@@ -1,11 +1,13 @@
 import type { Deadline, DeadlineQueue } from './deadline-queue.js';
+import type { Emit } from './emit.js';
 import { LeaseLostError } from './errors.js';
-import type { EventHandler } from './events.js';
 import type { StoreGuard } from './guarded-store.js';
 import type { ExecutionProbe } from './instrumentation.js';
 
 export interface LeaseKeeperOptions {
   readonly key: string;
+  /** The caller's scope (a route, a function), for the diagnostics messages. */
+  readonly scope?: string | undefined;
   readonly token: number;
   readonly leaseMs: number;
   /** The caller's own end (`BeginRequest.leaseUntil`): no lease, first or renewed, reaches past it. */
@@ -13,7 +15,7 @@ export interface LeaseKeeperOptions {
   /** When the `begin` that granted the claim was sent: the store's lease cannot have started earlier. */
   readonly sentAt: number;
   readonly guard: StoreGuard;
-  readonly emit: EventHandler;
+  readonly emit: Emit;
   /** The execution's probe: renewals are store calls of the execution. */
   readonly probe: ExecutionProbe;
   /** The engine's shared renewal timer for this lease length: its duration is `leaseMs / 3`. */
@@ -88,7 +90,7 @@ export class LeaseKeeper {
   }
 
   async #renew(): Promise<void> {
-    const { key, token, guard, emit, probe } = this.#options;
+    const { key, scope, token, guard, emit, probe } = this.#options;
     if (this.#watchdog === undefined) this.#watch();
     const sentAt = Date.now();
     const leaseMs = this.#leaseFrom(sentAt);
@@ -100,7 +102,7 @@ export class LeaseKeeper {
       );
       if (this.#stopped) return;
       if (result.kind === 'fenced') {
-        emit({ type: 'fenced', key, token, operation: 'renew' });
+        emit({ type: 'fenced', key, token, operation: 'renew' }, scope);
         return this.#lose();
       }
       if (sentAt + leaseMs > this.#deadline) this.#deadline = sentAt + leaseMs;
@@ -118,9 +120,9 @@ export class LeaseKeeper {
 
   #lose(): void {
     if (this.#lostWith !== undefined) return;
-    const { key, token, emit } = this.#options;
+    const { key, scope, token, emit } = this.#options;
     this.stop();
-    emit({ type: 'leaseLost', key, token });
+    emit({ type: 'leaseLost', key, token }, scope);
     this.#lostWith = new LeaseLostError(token);
     this.#controller?.abort(this.#lostWith);
   }

@@ -2,9 +2,10 @@
 // projects without the DOM lib whose tsconfig does not list @types/node (TypeScript 6+ lists none by default).
 /// <reference types="node" preserve="true" />
 import type { Claim, CompleteOptions } from './claim.js';
+import type { Emit } from './emit.js';
 import { type EngineParts, seal } from './engine-parts.js';
 import { ClaimSettledError, isStoreUnavailableError, LeaseLostError } from './errors.js';
-import type { EventHandler, ReleaseReason } from './events.js';
+import type { ReleaseReason } from './events.js';
 import { type ExecutionProbe, NO_EXECUTION, reporter } from './instrumentation.js';
 import type { LeaseKeeper } from './lease-keeper.js';
 import type { Outcome } from './record.js';
@@ -22,7 +23,8 @@ export class LeasedClaim implements Claim {
   readonly #keeper: LeaseKeeper;
   readonly #retentionMs: number;
   readonly #probe: ExecutionProbe;
-  readonly #emit: EventHandler;
+  readonly #emit: Emit;
+  readonly #scope: string | undefined;
   #settled = false;
 
   constructor(
@@ -34,8 +36,11 @@ export class LeasedClaim implements Claim {
     keeper: LeaseKeeper,
     retentionMs: number,
     probe: ExecutionProbe = NO_EXECUTION,
+    /** The caller's scope (a route, a function), for the diagnostics messages. */
+    scope?: string,
   ) {
     this.#parts = parts;
+    this.#scope = scope;
     this.#keeper = keeper;
     this.#retentionMs = retentionMs;
     this.#probe = probe;
@@ -100,7 +105,7 @@ export class LeasedClaim implements Claim {
         (result) =>
           result.kind === 'fenced'
             ? this.#fenced(outcome, retentionMs, retry)
-            : this.#emit({ type: 'completed', key, token }),
+            : this.#emit({ type: 'completed', key, token }, this.#scope),
         (error: unknown) => this.#retry(error, outcome, retentionMs, retry),
       );
   }
@@ -125,15 +130,15 @@ export class LeasedClaim implements Claim {
       } catch (error) {
         return this.#retry(error, outcome, retentionMs, retry);
       }
-      if (ours) return this.#emit({ type: 'completed', key, token });
+      if (ours) return this.#emit({ type: 'completed', key, token }, this.#scope);
     }
-    this.#emit({ type: 'fenced', key, token, operation: 'complete' });
+    this.#emit({ type: 'fenced', key, token, operation: 'complete' }, this.#scope);
     throw new LeaseLostError(token);
   }
 
   async release(reason: ReleaseReason = 'notKept'): Promise<void> {
     this.#settle('release');
-    await releaseFenced(this.#parts, this.key, this.token, reason, this.#probe);
+    await releaseFenced(this.#parts, this.key, this.token, reason, this.#probe, this.#scope);
     this.#probe.end();
   }
 
@@ -166,14 +171,15 @@ export async function releaseFenced(
   token: number,
   reason: ReleaseReason,
   probe: ExecutionProbe = NO_EXECUTION,
+  scope?: string,
 ): Promise<void> {
   const emit = reporter(parts.emit, probe);
   try {
     const result = await probe.store('release', () =>
       parts.guard.call('release', (store) => store.release({ key, token })),
     );
-    if (result.kind === 'fenced') emit({ type: 'fenced', key, token, operation: 'release' });
-    else emit({ type: 'released', key, token, reason });
+    if (result.kind === 'fenced') emit({ type: 'fenced', key, token, operation: 'release' }, scope);
+    else emit({ type: 'released', key, token, reason }, scope);
   } catch {
     // See above: the lease ends on its own.
   }

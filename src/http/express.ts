@@ -3,6 +3,7 @@
 /// <reference types="node" preserve="true" />
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { IdempotencyContext } from './context.js';
+import { rejected } from './diagnostics.js';
 import { HttpIdempotency, type Running } from './flow.js';
 import { NodeExchange } from './node-exchange.js';
 import { type ResponseCapture, writeAnswer } from './node-response.js';
@@ -104,8 +105,10 @@ async function handle(
     // No parser read this body (none mounted before, or none matched its type): read it here, so it can be
     // fingerprinted, and leave it where a handler finds it.
     const body = await readBody(req, OWN_BODY_LIMIT_BYTES);
-    if (body === undefined)
-      return writeAnswer(res, problemAnswer('body-too-large', 'the body exceeds 1,048,576 bytes'));
+    if (body === undefined) {
+      const answer = problemAnswer('body-too-large', 'the body exceeds 1,048,576 bytes');
+      return writeAnswer(res, rejected('body-too-large', answer, req.method ?? 'POST', routeOf(req)));
+    }
     req.rawBody = body;
     if (req.body === undefined) req.body = body;
     // body-parser skips requests marked read; without the mark a parser mounted later would wait forever.

@@ -2,6 +2,7 @@ import type { Begun, Engine } from '../core/engine.js';
 import { FingerprintMismatchError, InProgressError, isStoreUnavailableError } from '../core/errors.js';
 import { scopedKey } from '../core/key.js';
 import { type AnswerContext, answerForError, replayAnswer } from './answers.js';
+import { rejected, replayedFromCache, routeLabel } from './diagnostics.js';
 import { parseKeyHeader } from './key-header.js';
 import type { LocalOutcomeCache } from './local-cache.js';
 import type { ResolvedRoute, Shared } from './options.js';
@@ -107,51 +108,51 @@ export class HttpIdempotency<Req> {
   /** Everything `start` decides without the store: pass, answer at once (4xx, cached replay), or begin. */
   #decide(view: RequestView<Req>, bodyUnparseable: (() => boolean) | undefined): Decided {
     const { route } = this;
-    if (!route.methods.has(view.method)) return PASS;
+    const { method } = view;
+    if (!route.methods.has(method)) return PASS;
     const raw = view.header(route.header);
     // Repeated lines arrive joined by ", ": only a value with a comma can be two, so the common case asks nothing.
     if (raw?.includes(',') && view.repeated?.(route.header)) {
-      return {
-        kind: 'answer',
-        answer: problemAnswer('key-malformed', `send one ${route.header} header line, not several`, {
-          members: { reason: 'multiple' },
-        }),
-      };
+      const answer = problemAnswer('key-malformed', `send one ${route.header} header line, not several`, {
+        members: { reason: 'multiple' },
+      });
+      return { kind: 'answer', answer: rejected('key-malformed', answer, method, view.route) };
     }
     let key: string | undefined;
     try {
       key = parseKeyHeader(raw);
     } catch (error) {
-      return { kind: 'answer', answer: answerForError(error)! };
+      return {
+        kind: 'answer',
+        answer: rejected('key-malformed', answerForError(error)!, method, view.route),
+      };
     }
     if (key === undefined) {
       if (!route.required) return PASS;
-      return {
-        kind: 'answer',
-        answer: problemAnswer('key-missing', `this request needs an ${route.header} header`),
-      };
+      const answer = problemAnswer('key-missing', `this request needs an ${route.header} header`);
+      return { kind: 'answer', answer: rejected('key-missing', answer, method, view.route) };
     }
     if (bodyUnparseable?.()) {
-      return {
-        kind: 'answer',
-        answer: problemAnswer('body-unparseable', 'the body is declared JSON but does not parse'),
-      };
+      const answer = problemAnswer('body-unparseable', 'the body is declared JSON but does not parse');
+      return { kind: 'answer', answer: rejected('body-unparseable', answer, method, view.route) };
     }
     const id = scopedKey(route.scope(view), key);
     const fingerprint = requestFingerprint(view, route.fingerprint);
     const cached = this.cache?.lookup(id, fingerprint);
     if (cached !== undefined && cached.kind !== 'miss') {
-      if (cached.kind === 'hit') return { kind: 'answer', answer: cached.answer };
-      return { kind: 'answer', answer: answerForError(new FingerprintMismatchError())! };
+      if (cached.kind === 'hit')
+        return { kind: 'answer', answer: replayedFromCache(cached.answer, id, method, view.route) };
+      const answer = answerForError(new FingerprintMismatchError())!;
+      return { kind: 'answer', answer: rejected('mismatch', answer, method, view.route, id) };
     }
     return {
       kind: 'begin',
       id,
       key,
       fingerprint,
-      runs: `${view.method} ${view.route ?? pathOf(view.target)}`,
+      runs: `${method} ${view.route ?? pathOf(view.target)}`,
       // A path may hold ids: only a route template keeps the metrics' attribute values few.
-      label: view.route === undefined ? view.method : `${view.method} ${view.route}`,
+      label: routeLabel(method, view.route),
     };
   }
 

@@ -2,6 +2,7 @@ import type { Context, MiddlewareHandler } from 'hono';
 import { routePath } from 'hono/route';
 import { wholeNumber } from '../core/validate.js';
 import type { IdempotencyContext } from './context.js';
+import { rejected } from './diagnostics.js';
 import { HttpIdempotency } from './flow.js';
 import {
   contextHeaderPairs,
@@ -70,9 +71,10 @@ export function idempotency(options: HonoIdempotencyOptions): HonoIdempotency {
 
   const middleware: MiddlewareHandler = async function idempotencyMiddleware(c, next) {
     if (!flow.handles(c.req.method)) return next();
-    if (Number(c.req.header('content-length')) > maxRequestBytes) return tooLarge(maxRequestBytes);
+    if (Number(c.req.header('content-length')) > maxRequestBytes)
+      return tooLarge(maxRequestBytes, c.req.method);
     const body = new Uint8Array(await c.req.arrayBuffer());
-    if (body.byteLength > maxRequestBytes) return tooLarge(maxRequestBytes);
+    if (body.byteLength > maxRequestBytes) return tooLarge(maxRequestBytes, c.req.method);
     let deferred = false;
     const start = await flow.start(
       viewOf(c, body),
@@ -219,8 +221,9 @@ function rebuilt(original: Response, body: Uint8Array): Response {
   });
 }
 
-function tooLarge(limit: number): Response {
-  return toResponse(problemAnswer('body-too-large', `the body exceeds ${limit} bytes`));
+function tooLarge(limit: number, method: string): Response {
+  const answer = problemAnswer('body-too-large', `the body exceeds ${limit} bytes`);
+  return toResponse(rejected('body-too-large', answer, method, undefined));
 }
 
 /**

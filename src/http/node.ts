@@ -6,6 +6,7 @@ import { InvalidOptionsError } from '../core/errors.js';
 import { wholeNumber } from '../core/validate.js';
 import { answerForError } from './answers.js';
 import type { IdempotencyContext } from './context.js';
+import { rejected } from './diagnostics.js';
 import { HttpIdempotency } from './flow.js';
 import { NodeExchange } from './node-exchange.js';
 import { type ResponseCapture, writeAnswer } from './node-response.js';
@@ -96,7 +97,8 @@ async function handle(
     return; // the client went away mid-body; there is nobody to answer.
   }
   if (body === undefined) {
-    return writeAnswer(res, problemAnswer('body-too-large', `the body exceeds ${maxRequestBytes} bytes`));
+    const answer = problemAnswer('body-too-large', `the body exceeds ${maxRequestBytes} bytes`);
+    return writeAnswer(res, rejected('body-too-large', answer, req.method ?? 'POST', undefined));
   }
   const contentType = req.headers['content-type'];
   const view = nodeView(req, undefined, req.url ?? '/', body, undefined);

@@ -1,9 +1,9 @@
 import type { ExecutionContext } from '../core/claim.js';
 import { type Codec, structuredCodec } from '../core/codec.js';
+import { emitter } from '../core/emit.js';
 import { cappedLease, Engine, type EngineOptions } from '../core/engine.js';
 import { ENGINE_OPTION_NAMES, resolveEngineOptions } from '../core/engine-options.js';
 import { InvalidOptionsError, isInProgressError } from '../core/errors.js';
-import { emitter } from '../core/events.js';
 import { StoreGuard } from '../core/guarded-store.js';
 import { scopedKey, validateKey } from '../core/key.js';
 import type { BeginResult, HeaderPairs, Store } from '../core/store.js';
