@@ -76,10 +76,7 @@ describe('diagnostics channels', () => {
     await engine.begin({ key: 'k', fingerprint: 'f', scope });
     expect(seen).toEqual([
       ['oncely:acquired', { key: 'k', scope, token, attempt: 1 }],
-      [
-        'oncely:rejected',
-        { code: 'conflict', status: 409, key: 'k', scope, retryAfterMs: LEASE - 1_000 },
-      ],
+      ['oncely:rejected', { code: 'conflict', status: 409, key: 'k', scope, retryAfterMs: LEASE - 1_000 }],
       ['oncely:rejected', { code: 'mismatch', status: 422, key: 'k', scope, retryAfterMs: undefined }],
       ['oncely:completed', { key: 'k', scope, token }],
       ['oncely:replayed', { key: 'k', scope }],
