@@ -7,16 +7,19 @@ import type { ResolvedDashboard } from './options.js';
 import { BacklogHistory, readOutbox } from './outbox-panel.js';
 
 /**
- * Builds the page's data, at most once per `refreshMs / 2` whoever asks: ten open tabs cost the stores what one
- * does. Each panel is read on its own; one that fails (a table missing, a store down) is reported in `errors`
- * and shown empty, never with stale numbers.
+ * Builds the page's data for every viewer: one build in flight at a time, shared by whoever asks while it runs,
+ * and a finished one reused until it is `refreshMs / 2` old, so ten open tabs cost the stores what one does. A
+ * build slower than that (a large table, a slow store) is never joined by a second one: each would be a full
+ * scan, and piling them up slows them all. Each panel is read on its own; one that fails (a table missing, a
+ * store down) is reported in `errors` and shown empty, never with stale numbers.
  */
 export class Snapshots {
   readonly #options: ResolvedDashboard;
   readonly #label: string;
   // Ten minutes of samples at the default refresh.
   readonly #history = new BacklogHistory(300);
-  #cached: { at: number; snapshot: Promise<Snapshot> } | undefined;
+  #building: Promise<Snapshot> | undefined;
+  #latest: { done: number; snapshot: Snapshot } | undefined;
 
   constructor(options: ResolvedDashboard) {
     this.#options = options;
@@ -26,13 +29,21 @@ export class Snapshots {
   }
 
   get(): Promise<Snapshot> {
-    const now = Date.now();
-    if (this.#cached !== undefined && now - this.#cached.at < this.#options.refreshMs / 2) {
-      return this.#cached.snapshot;
+    if (this.#building !== undefined) return this.#building;
+    const latest = this.#latest;
+    if (latest !== undefined && Date.now() - latest.done < this.#options.refreshMs / 2) {
+      return Promise.resolve(latest.snapshot);
     }
-    const snapshot = this.#build();
-    this.#cached = { at: now, snapshot };
-    return snapshot;
+    const building = this.#build()
+      .then((snapshot) => {
+        this.#latest = { done: Date.now(), snapshot };
+        return snapshot;
+      })
+      .finally(() => {
+        this.#building = undefined;
+      });
+    this.#building = building;
+    return building;
   }
 
   async #build(): Promise<Snapshot> {
