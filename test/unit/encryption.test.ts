@@ -136,6 +136,14 @@ describe('sealed outcome format', () => {
     const error = unreadable(() => decryptOutcome({ ...sealed, body: relabelled }, 'key-1', encryption));
     expect(error.reason).toBe('unauthentic');
     expect(error.keyId).toBe('b');
+    // Even where one key's bytes are listed under two ids, the id a record names is the id that sealed it.
+    const twice = resolveEncryption({ keys: [A, { id: 'b', key: A.key }] });
+    const underA = encryptOutcome(outcome, 'key-1', twice);
+    const renamed = Buffer.from(underA.body);
+    renamed[3] = 'b'.charCodeAt(0);
+    expect(unreadable(() => decryptOutcome({ ...underA, body: renamed }, 'key-1', twice)).reason).toBe(
+      'unauthentic',
+    );
   });
 
   it('refuses every altered byte, a truncated record and an unknown format version', () => {
