@@ -41,7 +41,8 @@ export interface OpenOptions extends StoreLocation {
 export async function openStore(kind: StoreKind, options: OpenOptions = {}): Promise<OpenedStore> {
   checkLocation(kind, options);
   if (kind === 'memory') {
-    const store = new MemoryStore();
+    // Lives as long as the command (the demo's sandbox), so NODE_ENV=production in the shell must not refuse it.
+    const store = new MemoryStore({ allowInProduction: true });
     return { store, description: 'memory (in this process)', close: () => store.close() };
   }
   if (kind === 'redis') return openRedis(options.prefix);

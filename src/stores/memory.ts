@@ -26,6 +26,11 @@ export interface MemoryStoreOptions {
   readonly sweepIntervalMs?: number;
   /** The store's clock. Default `Date.now`; tests pass a fake one. */
   readonly clock?: () => number;
+  /**
+   * Allow this store when `NODE_ENV` is `production`, where it is refused by default: one process's memory is not
+   * shared with the app's other instances and is lost on every restart. For single-process tools. Default false.
+   */
+  readonly allowInProduction?: boolean;
 }
 
 type MutableRecord = { -readonly [K in keyof KeyRecord]: KeyRecord[K] };
@@ -54,7 +59,8 @@ export class MemoryStore implements Store {
   #evictionCursor: Iterator<string> | undefined;
 
   constructor(options: MemoryStoreOptions = {}) {
-    knownOptions('MemoryStore', options, ['maxEntries', 'sweepIntervalMs', 'clock']);
+    knownOptions('MemoryStore', options, ['maxEntries', 'sweepIntervalMs', 'clock', 'allowInProduction']);
+    refuseInProduction(options.allowInProduction);
     this.#maxEntries = wholeNumber('maxEntries', options.maxEntries, 100_000, { min: 1 });
     const sweepIntervalMs = wholeNumber('sweepIntervalMs', options.sweepIntervalMs, 60_000);
     if (options.clock !== undefined && typeof options.clock !== 'function') {
@@ -286,6 +292,24 @@ function copyOutcome(outcome: StoredOutcome): StoredOutcome {
     // A copy, not a view: Buffer#slice shares memory, so the caller reusing its buffer would rewrite a replay.
     body: Uint8Array.prototype.slice.call(outcome.body),
   };
+}
+
+/**
+ * Refuses a MemoryStore under `NODE_ENV=production` unless it is asked for by name: deployed as the default, it
+ * looks like it works (every test passes on one instance) while retries that reach another instance, or arrive
+ * after a restart, run their effect again.
+ */
+function refuseInProduction(allowed: unknown): void {
+  if (allowed !== undefined && typeof allowed !== 'boolean')
+    throw new InvalidOptionsError('allowInProduction must be true or false');
+  if (allowed === true || globalThis.process?.env?.NODE_ENV !== 'production') return;
+  throw new InvalidOptionsError(
+    "MemoryStore refused: NODE_ENV is 'production', and a MemoryStore keeps its records in this one process's memory. " +
+      'They are not shared with the other instances of your app and are lost on every restart or deploy, so a retry ' +
+      'that reaches another instance, or comes after a restart, runs its effect again. Use a shared store ' +
+      "(RedisStore from 'oncely/redis', PostgresStore from 'oncely/postgres'); idempotent() and the decorators use " +
+      'a MemoryStore when no store is given. For a single-process tool, pass new MemoryStore({ allowInProduction: true }).',
+  );
 }
 
 let shared: MemoryStore | undefined;
