@@ -50,7 +50,7 @@ export interface ResolvedEncryption {
 export const SEALED_MAGIC = 0xc1;
 export const FORMAT_VERSION = 1;
 const KEY_BYTES = 32;
-const KEY_ID = /^[A-Za-z0-9._-]{1,64}$/;
+export const KEY_ID = /^[A-Za-z0-9._-]{1,64}$/;
 // Canonical base64 of 32 bytes: 43 characters and one '=' (the last character holds 4 bits, so only some fit).
 const BASE64_KEY = /^[A-Za-z0-9+/]{42}[AEIMQUYcgkosw048]=$/;
 

@@ -10,7 +10,7 @@
  */
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import type { ResolvedEncryption } from './encryption-keys.js';
-import { FORMAT_VERSION, SEALED_MAGIC } from './encryption-keys.js';
+import { FORMAT_VERSION, KEY_ID, SEALED_MAGIC } from './encryption-keys.js';
 import { RecordUnreadableError } from './errors.js';
 import { outcomeFromBytes, outcomeToBytes } from './outcome-bytes.js';
 import type { StoredOutcome } from './store.js';
@@ -97,6 +97,20 @@ function looksSealed(stored: StoredOutcome): boolean {
     stored.body.byteLength > 0 &&
     stored.body[0] === SEALED_MAGIC
   );
+}
+
+/**
+ * The key id of a record that has the whole shape of a sealed one (magic, an id of the allowed characters, room for
+ * IV and tag), for an engine without `encryption`: it refuses such a record instead of replaying ciphertext. The
+ * shape is strict so that no result in clear is mistaken for one (a CBOR date also starts with 0xC1).
+ */
+export function sealedKeyId(stored: StoredOutcome): string | undefined {
+  if (!looksSealed(stored)) return undefined;
+  const body = stored.body;
+  const idEnd = 3 + body[2]!;
+  if (body[2]! === 0 || body.byteLength < idEnd + IV_BYTES + TAG_BYTES) return undefined;
+  const id = Buffer.from(body.buffer, body.byteOffset + 3, body[2]!).toString('latin1');
+  return KEY_ID.test(id) ? id : undefined;
 }
 
 function additionalData(header: Uint8Array, storageKey: string): Buffer {

@@ -1,5 +1,6 @@
 import { brotliCompressSync, brotliDecompressSync, constants, gunzipSync } from 'node:zlib';
-import { CorruptRecordError } from './errors.js';
+import { CorruptRecordError, RecordUnreadableError } from './errors.js';
+import { sealedKeyId } from './outcome-cipher.js';
 import type { BodyEncoding, HeaderPairs, StoredOutcome } from './store.js';
 
 /** An outcome as the caller sees it: plain bytes, before compression or after decompression. */
@@ -77,7 +78,7 @@ export type OpenedOutcome =
 
 /** The inverse of `sealOutcome`: the original bytes, or word that the body was not retained. */
 export async function openOutcome(stored: StoredOutcome, options: EnvelopeOptions): Promise<OpenedOutcome> {
-  const opened = openInline(stored, options);
+  const opened = openStored(stored, options);
   if (opened !== undefined) return opened;
   const { status, headers } = stored;
   const body = await options.blobStore!.get(Buffer.from(stored.body).toString('utf8'));
@@ -85,8 +86,24 @@ export async function openOutcome(stored: StoredOutcome, options: EnvelopeOption
   return { retained: true, outcome: { status, headers, body } };
 }
 
-/** `openOutcome` without a promise for every record whose body is not in the blob store (undefined otherwise). */
+/**
+ * `openOutcome` without a promise for every record whose body is not in the blob store (undefined otherwise): the
+ * engine's replay. A record sealed by an engine with `encryption` fails closed here when met by one without (a
+ * missing option, a deploy that dropped it): replaying its ciphertext would answer garbage. Tools that show
+ * records as stored (dashboard, CLI) use `openOutcome`, which shows it as it is.
+ */
 export function openInline(stored: StoredOutcome, options: EnvelopeOptions): OpenedOutcome | undefined {
+  const keyId = sealedKeyId(stored);
+  if (keyId !== undefined)
+    throw new RecordUnreadableError(
+      'unknown-key',
+      `the stored outcome is encrypted (key id ${JSON.stringify(keyId)}) and this engine has no encryption option`,
+      keyId,
+    );
+  return openStored(stored, options);
+}
+
+function openStored(stored: StoredOutcome, options: EnvelopeOptions): OpenedOutcome | undefined {
   const { status, headers } = stored;
   if (stored.storage === 'omitted') return { retained: false, status, headers };
   if (stored.storage === 'blob') {

@@ -152,6 +152,17 @@ export function runEncryptionAtRest<S extends Store>(target: AtRest<S>): void {
       expect(runs.count).toBe(2);
     });
 
+    it('refuses a sealed record in an engine without the option, instead of replaying ciphertext', async () => {
+      const store = target.store();
+      const runs = { count: 0 };
+      const key = `k-${randomUUID()}`;
+      await call(engineFor(store, { keys: [keyA] }), key, personalResponse('n'), runs);
+      const error = await refused(call(engineFor(store), key, personalResponse('n'), runs));
+      expect(error.reason).toBe('unknown-key');
+      expect(error.keyId).toBe(keyA.id);
+      expect(runs.count).toBe(1);
+    });
+
     it('refuses a record stored in clear unless allowPlaintext is on', async () => {
       const store = target.store();
       const runs = { count: 0 };

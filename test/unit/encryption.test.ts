@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { EncryptedStore } from '../../src/core/encrypted-store.js';
 import { resolveEncryption } from '../../src/core/encryption-keys.js';
-import { decryptOutcome, encryptOutcome } from '../../src/core/outcome-cipher.js';
+import { decryptOutcome, encryptOutcome, sealedKeyId } from '../../src/core/outcome-cipher.js';
 import {
   type EncryptionOptions,
   Engine,
@@ -184,6 +184,21 @@ describe('sealed outcome format', () => {
     // A clear status-0 outcome whose body is JSON (idempotent(), the inbox) can never start with the magic byte.
     const clearResult: StoredOutcome = { ...outcome, status: 0, headers: [], body: Buffer.from('{"ok":1}') };
     expect(decryptOutcome(clearResult, 'key-1', migrating)).toBe(clearResult);
+  });
+
+  it('tells a sealed record from a result in clear by its whole shape', () => {
+    expect(sealedKeyId(encryptOutcome(outcome, 'k', encryption))).toBe('a');
+    const clear = (bytes: number[]): StoredOutcome => ({
+      ...outcome,
+      status: 0,
+      headers: [],
+      body: Buffer.from(bytes),
+    });
+    // A CBOR date (tag 1) starts with 0xC1 too; so may a result of a codec of the user's own.
+    expect(sealedKeyId(clear([0xc1, 0x1a, 0x65, 0x00, 0x00, 0x00]))).toBeUndefined();
+    expect(sealedKeyId(clear([0xc1, 1, 1, 0x20, ...new Array(40).fill(0)]))).toBeUndefined();
+    expect(sealedKeyId(clear([0xc1, 1, 0, ...new Array(40).fill(0)]))).toBeUndefined();
+    expect(sealedKeyId({ ...encryptOutcome(outcome, 'k', encryption), status: 200 })).toBeUndefined();
   });
 
   it('keeps compressed and blob-pointer outcomes as they were (the engine opens them after)', () => {
