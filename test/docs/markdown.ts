@@ -7,9 +7,12 @@ export const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
 
 /**
  * What a marker comment right before a block says about it:
- * - `check` (no marker): type-checked under the repo's strict tsconfig;
- * - `run` (`<!-- snippet: run -->`): type-checked, then executed against the local services;
- * - `fragment` (`<!-- snippet: fragment -->`): an intentional excerpt that cannot compile alone; not checked.
+ * - `check` (no marker): type-checked under the repo's strict tsconfig as the only file of a project, as a reader
+ *   who pastes it into an empty file compiles it: every name it uses is imported or declared in the block itself;
+ * - `run` (`<!-- snippet: run -->`): checked so, then executed against the local services with nothing but what the
+ *   block defines (so no `declare const`: a stub with a real value instead);
+ * - `fragment` (`<!-- snippet: fragment -->`): an intentional excerpt that cannot compile alone; not compiled. Rare:
+ *   a block that can be made whole should be.
  */
 export type SnippetMode = 'check' | 'run' | 'fragment';
 
@@ -41,6 +44,9 @@ export function documentationFiles(): string[] {
 }
 
 const TS_LANGUAGES = new Set(['ts', 'typescript']);
+/** Languages whose blocks are not compiled: one that imports oncely must be a ```ts block, or it escapes the check. */
+const UNCHECKED_JS = new Set(['js', 'javascript', 'mjs', 'cjs', 'jsx', 'tsx']);
+const IMPORTS_ONCELY = /\bfrom\s+['"]oncely(\/[\w-]+)?['"]|\bimport\(\s*['"]oncely/;
 const MARKER = /^<!--\s*snippet:\s*(\S+)\s*-->$/;
 const MODES = new Set<string>(['run', 'fragment']);
 
@@ -110,6 +116,12 @@ export function parseMarkdown(file: string, text: string): ParsedMarkdown {
         line: index + 2,
         mode: (pendingMarker?.mode as SnippetMode | undefined) ?? 'check',
         code: `${body.join('\n')}\n`,
+      });
+    } else if (UNCHECKED_JS.has(language) && IMPORTS_ONCELY.test(lines.slice(index + 1, end).join('\n'))) {
+      problems.push({
+        file,
+        line: index + 1,
+        message: `a \`\`\`${language} block that uses oncely is never compiled: make it a \`\`\`ts block`,
       });
     } else if (pendingMarker !== undefined) {
       problems.push({

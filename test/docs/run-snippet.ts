@@ -70,7 +70,7 @@ function within<T>(promise: Promise<T>, ms: number, message: string): Promise<T>
 }
 
 try {
-  await import('./runtime-prelude.js');
+  // Nothing is loaded before the block: it runs with what it imports and defines, as pasted into an empty file.
   await import(pathToFileURL(file).href);
   for (const server of servers) await checkPayments(server);
   // A moment for a rejection the block left unhandled (a consumer loop failing on its first read) to surface.

@@ -14,8 +14,9 @@ import { isNestApp, nestTsconfigPath } from './typecheck.js';
 
 /**
  * The documentation blocks marked `<!-- snippet: run -->` run against the local services, each in a Node process
- * of its own (run-snippet.ts), with the placeholders made real by runtime-prelude.ts. A block passes when it ran
- * to its end and every HTTP server it started answered a retried POST /payments with a replay.
+ * of its own (run-snippet.ts) with nothing defined for it: its stubs of the reader's code are in the block, and it
+ * finds the services where a reader's app would, in DATABASE_URL, REDIS_URL, NATS_URL and AMQP_URL. A block passes
+ * when it ran to its end and every HTTP server it started answered a retried POST /payments with a replay.
  */
 const snippets = [...parseDocumentation().values()].flatMap((file) => file.snippets);
 const label = (snippet: Snippet) => `${snippet.file}:${snippet.line}`;
@@ -61,6 +62,7 @@ describe('documentation blocks marked run', () => {
       DATABASE_URL: url.href,
       REDIS_URL: `redis://127.0.0.1:${redis.port}`,
       NATS_URL: nats.url,
+      AMQP_URL: services.rabbitmq.url,
     };
     // Two at a time: the machine has two cores, and each run is a Node process compiling TypeScript.
     results = runAll(runnable, 2, (snippet, index) => {

@@ -1,11 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { parseDocumentation } from './markdown.js';
+import { ruleProblems } from './rules.js';
 import { typecheckSnippets } from './typecheck.js';
 
 /**
  * The ```ts blocks of README.md and docs/** are code a reader copies: each one type-checks under the repository's
- * strict tsconfig, with `oncely/*` resolved to the sources and the placeholders (`order`, `pool`, …) declared once
- * in prelude.ts. Blocks marked `<!-- snippet: run -->` also run: snippets-run.test.ts.
+ * strict tsconfig as the only file of its project (typecheck.ts), with `oncely/*` resolved to the sources and
+ * nothing else declared for it: what the block uses, it imports, declares (`declare const pool: Pool`, the
+ * reader's own) or defines. Blocks marked `<!-- snippet: run -->` also run: snippets-run.test.ts. The checker
+ * itself is tested in checker.test.ts.
  */
 const parsed = parseDocumentation();
 const snippets = [...parsed.values()].flatMap((file) => file.snippets);
@@ -15,14 +18,20 @@ describe('documentation code blocks', () => {
     const problems = [...parsed.values()].flatMap((file) => file.problems);
     expect(problems.map((p) => `${p.file}:${p.line}: ${p.message}`)).toEqual([]);
     // A parser that stopped finding blocks would pass every check below: there are dozens.
-    expect(snippets.length).toBeGreaterThan(20);
-    expect(snippets.filter((s) => s.mode === 'run').length).toBeGreaterThan(15);
+    expect(snippets.length).toBeGreaterThan(40);
+    expect(snippets.filter((s) => s.mode === 'run').length).toBeGreaterThan(25);
   });
 
-  it('type-check under the strict tsconfig, with oncely/* resolved to the sources', () => {
+  it('each type-check as pasted into an empty file, with oncely/* resolved to the sources', () => {
     const checked = snippets.filter((snippet) => snippet.mode !== 'fragment');
     const errors = typecheckSnippets(checked).map((d) => `${d.where}: TS${d.code}: ${d.message}`);
     if (errors.length > 0)
       throw new Error(`${errors.length} type error(s) in documentation blocks:\n${errors.join('\n')}`);
-  }, 120_000);
+  }, 180_000);
+
+  it("attach .on('error') to every Redis client they create, and declare no value in a block that runs", () => {
+    const problems = snippets.flatMap(ruleProblems).map((p) => `${p.where}: ${p.message}`);
+    if (problems.length > 0)
+      throw new Error(`${problems.length} problem(s) in documentation blocks:\n${problems.join('\n')}`);
+  });
 });
