@@ -14,7 +14,11 @@ export interface PaymentsServerOptions {
    * Run on PostgreSQL in transactional mode: `store` must be a `PostgresStore` on this pool; payments become rows
    * that commit together with the key's record and a `payment.created` outbox event.
    */
-  readonly postgres?: { readonly pool: pg.Pool };
+  readonly postgres?: {
+    readonly pool: pg.Pool;
+    /** Schema of `demo_payments` and of the outbox the events go to (the store's is set on the store). Default `public`. */
+    readonly schema?: string;
+  };
   readonly port?: number;
   readonly host?: string;
   /** How long a simulated charge takes. Default 50 ms. */
@@ -102,7 +106,7 @@ async function chargeFunction(
     };
   }
   if (store.name !== 'postgres') throw new TypeError('postgres mode needs the PostgresStore as the store');
-  const ledger = new PostgresLedger(postgres.pool);
+  const ledger = new PostgresLedger(postgres.pool, postgres.schema);
   await ledger.migrate();
   return {
     run: (claim, request) => ledger.charge(transactionOf(claim), claim.key, request, processingMs),

@@ -30,6 +30,8 @@ export const ATTR = {
   /** On a publish span: the relay gave the row back unsent (shutdown, or its lease nearly over). */
   outboxUnsent: 'oncely.outbox.unsent',
   outboxTable: 'oncely.outbox.table',
+  /** On the outbox gauges of `observeOutbox(db, { topics })`: the topics counted, sorted, comma-separated. */
+  outboxTopics: 'oncely.outbox.topics',
 } as const;
 
 /** Semantic-convention attributes (stable database and messaging conventions). */

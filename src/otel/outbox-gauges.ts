@@ -2,16 +2,22 @@ import { type Attributes, diag, type Meter } from '@opentelemetry/api';
 import { outboxStats } from '../messaging/outbox/maintenance.js';
 import type { Queryable } from '../messaging/outbox/table.js';
 import { outboxTable } from '../messaging/outbox/table.js';
+import { topicList } from '../messaging/outbox/topics.js';
 import { ATTR, METRIC, type MetricDefinition } from './names.js';
 
 /** Anything that runs a query: a `pg` Pool or Client (typed here without `pg`, which `oncely/otel` does not need). */
 export interface OutboxStatsSource {
-  query(text: string): Promise<{ readonly rows: readonly unknown[] }>;
+  query(text: string, values?: unknown[]): Promise<{ readonly rows: readonly unknown[] }>;
 }
 
 export interface ObserveOutboxOptions {
   /** PostgreSQL schema holding `oncely_outbox`. Default `public`. */
   readonly schema?: string;
+  /**
+   * Count only these topics (the relay's `topics`), when applications share the table. The gauges then carry
+   * `oncely.outbox.topics` (the names, sorted, comma-separated), so two applications' series stay apart.
+   */
+  readonly topics?: readonly string[];
 }
 
 /**
@@ -25,7 +31,9 @@ export function observeOutbox(
   options: ObserveOutboxOptions = {},
 ): { stop(): void } {
   const table = outboxTable(options.schema);
+  const topics = topicList('observeOutbox', options.topics);
   const attributes: Attributes = { [ATTR.outboxTable]: `${table.schema}.oncely_outbox` };
+  if (topics !== undefined) attributes[ATTR.outboxTopics] = [...topics].sort().join(',');
   const gauge = (m: MetricDefinition) =>
     meter.createObservableGauge(m.name, { unit: m.unit, description: m.description });
   const pending = gauge(METRIC.outboxPending);
@@ -33,7 +41,10 @@ export function observeOutbox(
   const dead = gauge(METRIC.outboxDeadLetters);
   const observe = async (result: Parameters<Parameters<Meter['addBatchObservableCallback']>[0]>[0]) => {
     try {
-      const stats = await outboxStats(db as Queryable, { schema: table.schema });
+      const stats = await outboxStats(db as Queryable, {
+        schema: table.schema,
+        ...(topics === undefined ? {} : { topics }),
+      });
       result.observe(pending, stats.pending, attributes);
       result.observe(oldest, stats.oldestPendingAgeMs / 1_000, attributes);
       result.observe(dead, stats.dead, attributes);

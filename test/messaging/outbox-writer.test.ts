@@ -47,6 +47,7 @@ describe('migrate', () => {
       'oncely_outbox_dead',
       'oncely_outbox_pending_key_seq',
       'oncely_outbox_pending_seq',
+      'oncely_outbox_pending_topic_seq',
       'oncely_outbox_pkey',
       'oncely_outbox_published',
     ]);
@@ -78,6 +79,7 @@ describe('migrate', () => {
         'oncely_outbox_dead',
         'oncely_outbox_pending_key_seq',
         'oncely_outbox_pending_seq',
+        'oncely_outbox_pending_topic_seq',
         'oncely_outbox_pkey',
         'oncely_outbox_published',
       ]);

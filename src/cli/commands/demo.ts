@@ -1,6 +1,7 @@
 import type { OutboxRelay } from '../../messaging/outbox/relay.js';
 import { choiceOption, intOption, parseOptions } from '../args.js';
 import { runLiveDashboard } from '../demo/live-dashboard.js';
+import { DEMO_SCHEMA, demoLocation } from '../demo/location.js';
 import { loadPaymentsServer, type PaymentsServer } from '../demo/payments-server.js';
 import { startDemoRelay } from '../demo/relay.js';
 import { renderReport } from '../demo/report.js';
@@ -18,8 +19,9 @@ oncely demo --store postgres --dashboard [--port 8080] [--processing-ms 50]
   Retry-After (capped at 1 s). Prints the totals and a per-key ledger, and exits 1 if any key executed more
   than once.
   With --serve the service keeps running for curl (exit 1 if it cannot listen, e.g. the port is in use). Redis
-  and PostgreSQL are reached through REDIS_URL and DATABASE_URL (localhost by default); on PostgreSQL the demo
-  creates its tables in the public schema (the one command that does).
+  and PostgreSQL are reached through REDIS_URL and DATABASE_URL (localhost by default). The demo keeps to a place
+  of its own: the oncely_demo schema on PostgreSQL (which it creates, the one command besides migrate that
+  creates anything), the oncely_demo prefix on Redis; an application's records and outbox are never touched.
   With --dashboard (PostgreSQL) the service runs under steady traffic and oncely dashboard shows it live on
   127.0.0.1 (--port), actions on; its demo broker refuses amounts ending in 13, so dead letters appear.`;
 
@@ -52,7 +54,7 @@ export async function demo(argv: readonly string[]): Promise<void> {
         'demo: --dashboard runs its own traffic on 127.0.0.1; it takes --port and --processing-ms',
       );
     return liveDashboard(
-      await openStore(kind, { migrate: true }),
+      await openStore(kind, { migrate: true, ...demoLocation(kind) }),
       intOption('port', values.port, 8080, 0, 65_535),
       processingMs,
     );
@@ -63,13 +65,18 @@ export async function demo(argv: readonly string[]): Promise<void> {
     const port = intOption('port', values.port, 3000, 0, 65_535);
     const host = values.host ?? '127.0.0.1';
     if (host === '') throw new UsageError('demo: --host must not be empty');
-    return serve(await openStore(kind, { migrate: true }), port, host, processingMs);
+    return serve(await openStore(kind, { migrate: true, ...demoLocation(kind) }), port, host, processingMs);
   }
   if (values.port !== undefined || values.host !== undefined)
     throw new UsageError('demo: --port and --host go with --serve (the storm runs on a free local port)');
   const keys = intOption('keys', values.keys, 20, 1, 1_000);
   const duplicates = intOption('duplicates', values.duplicates, 50, 1, 1_000);
-  return storm(await openStore(kind, { migrate: true }), keys, duplicates, processingMs);
+  return storm(
+    await openStore(kind, { migrate: true, ...demoLocation(kind) }),
+    keys,
+    duplicates,
+    processingMs,
+  );
 }
 
 async function serve(opened: OpenedStore, port: number, host: string, processingMs: number): Promise<void> {
@@ -80,7 +87,7 @@ async function serve(opened: OpenedStore, port: number, host: string, processing
     const { startPaymentsServer } = await loadPaymentsServer();
     server = await startPaymentsServer({
       store: opened.store,
-      ...(pool === undefined ? {} : { postgres: { pool } }),
+      ...(pool === undefined ? {} : { postgres: { pool, schema: DEMO_SCHEMA } }),
       port,
       host,
       processingMs,
@@ -168,7 +175,7 @@ async function storm(
     const { startPaymentsServer } = await loadPaymentsServer();
     server = await startPaymentsServer({
       store: opened.store,
-      ...(pool === undefined ? {} : { postgres: { pool } }),
+      ...(pool === undefined ? {} : { postgres: { pool, schema: DEMO_SCHEMA } }),
       processingMs,
     });
     const published = new Set<string>();
@@ -191,7 +198,7 @@ async function storm(
     let relayed = true;
     if (pool !== undefined) {
       const { rows } = await pool.query<{ id: string }>(
-        'SELECT id FROM demo_payments WHERE idempotency_key = ANY($1)',
+        `SELECT id FROM "${DEMO_SCHEMA}".demo_payments WHERE idempotency_key = ANY($1)`,
         [outcomes.map((o) => o.key)],
       );
       relayed = await eventually(() => rows.every((row) => published.has(row.id)), 15_000);

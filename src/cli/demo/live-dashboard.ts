@@ -3,6 +3,7 @@ import type { Pool } from 'pg';
 import type { Store } from '../../core/store.js';
 import { EventLog } from '../../dashboard/events/log.js';
 import { startDashboardServer } from '../dashboard-server.js';
+import { DEMO_SCHEMA } from './location.js';
 import { loadPaymentsServer } from './payments-server.js';
 import { startDemoRelay } from './relay.js';
 import { runStorm } from './storm.js';
@@ -27,12 +28,14 @@ export async function runLiveDashboard(
   options: LiveDashboardOptions,
 ): Promise<{ stop: () => Promise<void> }> {
   const { store, pool, processingMs } = options;
-  const log = new EventLog({ source: { postgres: pool }, flushMs: 1_000 });
+  // Everything in the demo's own schema: the keys (opened there by the command), the event log and the outbox.
+  const source = { postgres: pool, schema: DEMO_SCHEMA };
+  const log = new EventLog({ source, flushMs: 1_000 });
   await log.migrate();
   const { startPaymentsServer } = await loadPaymentsServer();
   const payments = await startPaymentsServer({
     store,
-    postgres: { pool },
+    postgres: { pool, schema: DEMO_SCHEMA },
     processingMs,
     onEvent: log.onEvent,
   });
@@ -47,7 +50,7 @@ export async function runLiveDashboard(
   });
   const token = process.env.ONCELY_DASHBOARD_TOKEN || randomBytes(24).toString('base64url');
   const board = await startDashboardServer({
-    source: { postgres: pool },
+    source,
     host: '127.0.0.1',
     port: options.port,
     token,

@@ -12,7 +12,7 @@ export interface PaymentsServer {
 export interface PaymentsServerModule {
   startPaymentsServer(options: {
     store: Store;
-    postgres?: { pool: Pool };
+    postgres?: { pool: Pool; schema?: string };
     port?: number;
     host?: string;
     processingMs?: number;

@@ -31,4 +31,5 @@ export { type CycleResult, OutboxRelay } from './relay.js';
 export type { RelayEvent } from './relay-events.js';
 export type { OutboxRelayOptions } from './relay-options.js';
 export { NOTIFY_CHANNEL, type Queryable, type SchemaOptions } from './table.js';
+export type { TopicsOptions } from './topics.js';
 export { Outbox, type OutboxEvent, type OutboxOptions, outbox } from './writer.js';

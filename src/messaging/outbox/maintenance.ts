@@ -1,8 +1,9 @@
 import { knownOptions, wholeNumber } from '../../core/validate.js';
 import { outboxStatements } from './sql.js';
 import { outboxTable, type Queryable, type SchemaOptions } from './table.js';
+import { type TopicsOptions, topicList } from './topics.js';
 
-export interface PurgePublishedOptions extends SchemaOptions {
+export interface PurgePublishedOptions extends SchemaOptions, TopicsOptions {
   /** Only rows published at least this long ago. Default 0 (every published row). */
   readonly olderThanMs?: number;
   /** Rows per DELETE statement: each is its own short transaction. Default 1,000. */
@@ -17,14 +18,15 @@ export interface PurgePublishedOptions extends SchemaOptions {
  * deletes rows as it publishes them); the relay calls it on its own every `purgeIntervalMs`.
  */
 export async function purgePublished(db: Queryable, options: PurgePublishedOptions = {}): Promise<number> {
-  knownOptions('purgePublished', options, ['schema', 'olderThanMs', 'batchSize', 'maxBatches']);
+  knownOptions('purgePublished', options, ['schema', 'topics', 'olderThanMs', 'batchSize', 'maxBatches']);
   const sql = outboxStatements(outboxTable(options.schema)).purgePublished;
   const olderThanMs = wholeNumber('olderThanMs', options.olderThanMs, 0);
   const batchSize = wholeNumber('batchSize', options.batchSize, 1_000, { min: 1, max: 100_000 });
   const maxBatches = wholeNumber('maxBatches', options.maxBatches, 100, { min: 1 });
+  const topics = topicList('purgePublished', options.topics) ?? null;
   let removed = 0;
   for (let batch = 0; batch < maxBatches; batch++) {
-    const result = await db.query(sql, [olderThanMs, batchSize]);
+    const result = await db.query(sql, [olderThanMs, batchSize, topics]);
     const count = result.rowCount ?? 0;
     removed += count;
     if (count < batchSize) break;
@@ -54,10 +56,14 @@ export interface OutboxStats {
   readonly oldestTransactionAgeMs: number;
 }
 
-/** Counts rows by state. Scans the table: fine for dashboards, not for a hot path. */
-export async function outboxStats(db: Queryable, options: SchemaOptions = {}): Promise<OutboxStats> {
+/** Counts rows by state (of `topics` only, when given). Scans the table: fine for dashboards, not for a hot path. */
+export async function outboxStats(
+  db: Queryable,
+  options: SchemaOptions & TopicsOptions = {},
+): Promise<OutboxStats> {
   const sql = outboxStatements(outboxTable(options.schema)).stats;
-  const { rows } = await db.query<Record<string, string | number | null>>(sql);
+  const topics = topicList('outboxStats', options.topics) ?? null;
+  const { rows } = await db.query<Record<string, string | number | null>>(sql, [topics]);
   const row = rows[0]!;
   const n = (value: string | number | null | undefined) => Math.round(Number(value ?? 0));
   return {

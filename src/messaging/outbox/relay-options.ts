@@ -6,8 +6,9 @@ import type { Publisher } from '../publisher.js';
 import { type Backoff, type BackoffOptions, resolveBackoff } from './backoff.js';
 import type { RelayEvent } from './relay-events.js';
 import { type OutboxTable, outboxTable, type SchemaOptions } from './table.js';
+import { type TopicsOptions, topicList } from './topics.js';
 
-export interface OutboxRelayOptions extends SchemaOptions {
+export interface OutboxRelayOptions extends SchemaOptions, TopicsOptions {
   /** The caller's `pg` pool: one connection per statement, plus one held for LISTEN when `listen` is on. */
   readonly pool: Pool;
   /** Where messages go (`NatsPublisher`, `RabbitMqPublisher`, `RedisStreamsPublisher`, or your own). */
@@ -48,6 +49,7 @@ export interface OutboxRelayOptions extends SchemaOptions {
 
 const KNOWN = [
   'schema',
+  'topics',
   'pool',
   'publisher',
   'batchSize',
@@ -70,6 +72,8 @@ const KNOWN = [
 
 export interface RelaySettings {
   readonly table: OutboxTable;
+  /** Undefined: every topic. */
+  readonly topics: readonly string[] | undefined;
   readonly pool: Pool;
   readonly publisher: Publisher;
   readonly batchSize: number;
@@ -129,6 +133,7 @@ export function resolveRelayOptions(options: OutboxRelayOptions): RelaySettings 
   }
   return {
     table: outboxTable(options.schema),
+    topics: topicList('OutboxRelay', options.topics),
     pool,
     publisher,
     batchSize: wholeNumber('batchSize', options.batchSize, 500, { min: 1, max: 10_000 }),

@@ -99,10 +99,13 @@ export class OutboxRelay {
   }
 
   async #cycle(): Promise<CycleResult> {
-    const { pool, batchSize, leaseMs, publishTimeoutMs } = this.#settings;
+    const { pool, batchSize, leaseMs, publishTimeoutMs, topics } = this.#settings;
     const token = randomUUID();
     const claimedAt = Date.now();
-    const { rows } = await pool.query<ClaimedRow>(this.#sql.claim, [batchSize, leaseMs, token]);
+    const { rows } =
+      topics === undefined
+        ? await pool.query<ClaimedRow>(this.#sql.claim, [batchSize, leaseMs, token])
+        : await pool.query<ClaimedRow>(this.#sql.claimTopics, [batchSize, leaseMs, token, topics]);
     if (rows.length === 0) return { claimed: 0, published: 0, failed: 0, returned: 0 };
     const batch = new AbortController();
     this.#batch = batch;
@@ -245,7 +248,7 @@ export class OutboxRelay {
   }
 
   async #purgeIfDue(): Promise<void> {
-    const { keepPublishedMs, purgeIntervalMs, purgeBatchSize, pool, table } = this.#settings;
+    const { keepPublishedMs, purgeIntervalMs, purgeBatchSize, pool, table, topics } = this.#settings;
     if (keepPublishedMs === 0 || Date.now() < this.#nextPurgeAt) return;
     this.#nextPurgeAt = Date.now() + purgeIntervalMs;
     try {
@@ -254,6 +257,7 @@ export class OutboxRelay {
         olderThanMs: keepPublishedMs,
         batchSize: purgeBatchSize,
         maxBatches: PURGE_BATCHES_PER_PASS,
+        ...(topics === undefined ? {} : { topics }),
       });
       if (count > 0) this.#emit({ type: 'purged', count });
     } catch (error) {

@@ -2,6 +2,7 @@
 // users whose tsconfig does not list it (TypeScript 6+ includes no @types by default). See docs/install.md.
 /// <reference types="node" preserve="true" />
 import claimSql from './sql/claim.sql.generated.js';
+import claimTopicsSql from './sql/claim-topics.sql.generated.js';
 import deletePublishedSql from './sql/delete-published.sql.generated.js';
 import discardDeadLettersSql from './sql/discard-dead-letters.sql.generated.js';
 import failSql from './sql/fail.sql.generated.js';
@@ -31,6 +32,8 @@ export interface ClaimedRow {
 /** Every outbox statement of one table, rendered. Parameters and results: the header of each file in ./sql. */
 export interface OutboxStatements {
   readonly claim: string;
+  /** The claim of a relay limited to topics (its `topics` option). */
+  readonly claimTopics: string;
   readonly markPublished: string;
   readonly deletePublished: string;
   readonly fail: string;
@@ -57,6 +60,7 @@ export function outboxStatements(table: OutboxTable): OutboxStatements {
     const sql = (template: string) => render(template, table, true);
     statements = {
       claim: sql(claimSql),
+      claimTopics: sql(claimTopicsSql),
       markPublished: sql(markPublishedSql),
       deletePublished: sql(deletePublishedSql),
       fail: sql(failSql),

@@ -55,6 +55,11 @@ export interface ServingDemo {
   readonly url: string;
   /** What the process wrote to stderr so far. */
   stderr(): string;
+  /**
+   * Resolves with the relay's "outbox relay published …" lines once `done` accepts them (rejects after 15 s, or if
+   * the process exits first).
+   */
+  published(done: (lines: readonly string[]) => boolean): Promise<string[]>;
   /** SIGTERM, then resolves once the process is gone. */
   stop(): Promise<void>;
 }
@@ -73,10 +78,12 @@ export async function serveDemo(
     stderr += chunk.toString();
   });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  let stdout = '';
+  child.stdout.on('data', (chunk: Buffer) => {
+    stdout += chunk.toString();
+  });
   const url = await new Promise<string>((resolve, reject) => {
-    let stdout = '';
-    child.stdout.on('data', (chunk: Buffer) => {
-      stdout += chunk.toString();
+    child.stdout.on('data', () => {
       const match = /on (http:\/\/[\d.]+:\d+)/.exec(stdout);
       if (match?.[1]) resolve(match[1]);
     });
@@ -85,6 +92,17 @@ export async function serveDemo(
   return {
     url,
     stderr: () => stderr,
+    async published(done) {
+      const lines = () => stdout.split('\n').filter((line) => line.startsWith('outbox relay published '));
+      const deadline = Date.now() + 15_000;
+      while (!done(lines())) {
+        if (child.exitCode !== null || child.signalCode !== null)
+          throw new Error(`demo --serve exited: ${stderr}`);
+        if (Date.now() > deadline) throw new Error(`not published within 15 s; stdout:\n${stdout}`);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      return lines();
+    },
     async stop() {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
       await exited;

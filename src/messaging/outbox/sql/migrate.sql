@@ -61,6 +61,8 @@ END $$;
 
 -- The relay's scan: pending rows in seq order.
 CREATE INDEX IF NOT EXISTS oncely_outbox_pending_seq ON oncely_outbox (seq) WHERE state = 0;
+-- The scan of a relay limited to topics (claim-topics.sql): one topic's pending rows in seq order.
+CREATE INDEX IF NOT EXISTS oncely_outbox_pending_topic_seq ON oncely_outbox (topic, seq) WHERE state = 0;
 -- "Is a row of this key with a lower seq still pending (waiting, in flight or backing off)?": one probe per
 -- candidate.
 CREATE INDEX IF NOT EXISTS oncely_outbox_pending_key_seq ON oncely_outbox (key, seq) WHERE state = 0;

@@ -1,4 +1,5 @@
--- stats: counts by state for `oncely stats` and dashboards. No parameters. A full scan: not for a hot path.
+-- stats: counts by state for `oncely stats` and dashboards. A full scan: not for a hot path.
+-- $1 topics (text[]; NULL: every topic): the counts of a relay limited to topics.
 -- Returns one row: pending, in_flight, retrying, published, dead (bigint counts), oldest_ms (age of the oldest
 -- pending row), max_attempts (among pending rows), oldest_tx_ms (how long the oldest running transaction that
 -- holds a transaction id has been open, cluster-wide; 0 when none).
@@ -13,3 +14,4 @@ SELECT
   (SELECT coalesce(extract(epoch FROM clock_timestamp() - min(xact_start)) * 1000, 0)
      FROM pg_stat_activity WHERE backend_xid IS NOT NULL) AS oldest_tx_ms
 FROM {{table}}
+WHERE $1::text[] IS NULL OR topic = ANY($1::text[])
