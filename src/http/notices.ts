@@ -79,9 +79,14 @@ export class Notices {
         ? ` (${seen.since} more failures of this kind since the last report)`
         : '';
     this.logger.warn(
-      `oncely/${this.adapter}: the idempotency store failed: ${cause.message}${cause.hint}. Requests that need it are answered 503 store-unavailable until it recovers${more}. Reported once a minute per cause.`,
+      `oncely/${this.adapter}: the idempotency store failed: ${sentence(`${cause.message}${cause.hint}`)} Requests that need it are answered 503 store-unavailable until it recovers${more}. Reported once a minute per cause.`,
     );
   }
+}
+
+/** Ends a sentence once: a hint that asks a question, or a driver message ending in `!` or `?`, takes no period. */
+function sentence(text: string): string {
+  return /[.?!]$/.test(text) ? text : `${text}.`;
 }
 
 /** Messages of a store that cannot be reached, whatever the driver's words (refused, reset, reconnecting, …). */
