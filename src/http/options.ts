@@ -6,7 +6,7 @@ import { defaultEnvelopeOptions } from '../core/record.js';
 import { knownOptions, optionalFunction, wholeNumber } from '../core/validate.js';
 import { type LocalCacheOptions, LocalOutcomeCache } from './local-cache.js';
 import { type LoggerOption, Notices, resolveLogger } from './notices.js';
-import { defaultKeepStatus, FRAMING_HEADERS, type KeepStatus } from './outcome-policy.js';
+import { defaultKeepStatus, FRAMING_HEADERS, type KeepStatus, SET_COOKIE } from './outcome-policy.js';
 import type { FingerprintMode } from './request-fingerprint.js';
 import {
   API_KEY_HEADERS,
@@ -47,7 +47,10 @@ export interface RouteOptions<Req> {
   readonly keep?: KeepStatus;
   /** Also store 5xx answers (Stripe's choice). Default false: a 5xx releases the key. Ignored with `keep`. */
   readonly keepServerErrors?: boolean;
-  /** Headers stored although they are not by default (`set-cookie`, `date`, …). Default none. */
+  /**
+   * Headers stored although they are not by default (`date`, `x-powered-by`, …). Default none. `set-cookie` and
+   * framing headers are refused: a replay must never hand one client's cookies to whoever retries with its key.
+   */
   readonly keepHeaders?: readonly string[];
   /** Wait up to this many ms for an in-flight duplicate and answer its response, instead of 409. Default 0. */
   readonly waitMs?: number;
@@ -248,6 +251,11 @@ function headerSet(names: unknown): ReadonlySet<string> {
   const framing = lower.filter((name) => FRAMING_HEADERS.has(name));
   if (framing.length > 0)
     throw new InvalidOptionsError(`keepHeaders cannot keep framing headers (${framing.join(', ')})`);
+  if (lower.includes(SET_COOKIE))
+    throw new InvalidOptionsError(
+      "keepHeaders cannot keep set-cookie: a replay would hand the first client's cookies (its session) to whoever " +
+        'retries with the same key. Set cookies on the replay from your own code, or in middleware before the layer',
+    );
   return new Set(lower);
 }
 

@@ -38,20 +38,28 @@ export const FRAMING_HEADERS: ReadonlySet<string> = new Set([
 ]);
 
 /**
- * Kept only when the `keepHeaders` option names them: `Set-Cookie` (a replay would hand one client's session to
- * whoever retries), the remaining hop-by-hop headers, and `Date` (a replay otherwise gets a fresh one).
+ * Never stored, whatever `keepHeaders` says (the option refuses it at construction too): a replay would hand one
+ * client's cookies, its session, to whoever retries with the key.
+ */
+export const SET_COOKIE = 'set-cookie';
+
+/**
+ * Kept only when the `keepHeaders` option names them: the remaining hop-by-hop headers; `Date` (a replay otherwise
+ * gets a fresh one); and `X-Powered-By`, a framework's banner rather than the handler's response (a replay gets
+ * the framework's own where it is enabled). Every adapter's stored headers pass through here, so one rule holds for
+ * all of them, whichever part of the app set the header.
  */
 const STORED_ONLY_WHEN_ASKED: ReadonlySet<string> = new Set([
-  'set-cookie',
   'proxy-authenticate',
   'proxy-authorization',
   'date',
+  'x-powered-by',
 ]);
 
 /**
  * The headers of a response that go into the stored outcome: content headers and the handler's own, never
- * hop-by-hop ones (nor those the `Connection` header names), never `Set-Cookie` unless `alsoKeep` lists it.
- * Names are lower case in the result.
+ * hop-by-hop ones (nor those the `Connection` header names), never `Set-Cookie`, and the ones above only when
+ * `alsoKeep` lists them. Names are lower case in the result.
  */
 export function storableHeaders(headers: HeaderPairs, alsoKeep: ReadonlySet<string>): HeaderPairs {
   let connectionNamed: Set<string> | undefined;
@@ -63,7 +71,8 @@ export function storableHeaders(headers: HeaderPairs, alsoKeep: ReadonlySet<stri
   const kept: [string, string][] = [];
   for (const [name, value] of headers) {
     const lower = name.toLowerCase();
-    if (FRAMING_HEADERS.has(lower) || (connectionNamed?.has(lower) && !alsoKeep.has(lower))) continue;
+    if (FRAMING_HEADERS.has(lower) || lower === SET_COOKIE) continue;
+    if (connectionNamed?.has(lower) && !alsoKeep.has(lower)) continue;
     if (STORED_ONLY_WHEN_ASKED.has(lower) && !alsoKeep.has(lower)) continue;
     kept.push([lower, value]);
   }

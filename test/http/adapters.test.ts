@@ -42,6 +42,8 @@ describe('factories validate their options once, at construction', () => {
     ['a safe method', { store, methods: ['POST', 'GET'] }],
     ['a lower-case method', { store, methods: ['post'] }],
     ['a framing header to keep', { store, keepHeaders: ['transfer-encoding'] }],
+    // A replay would hand the first client's cookies (its session) to whoever retries with the key.
+    ['Set-Cookie to keep', { store, keepHeaders: ['Set-Cookie'] }],
     ['a bad header name', { store, header: 'Idempotency Key' }],
     ['a negative waitMs', { store, waitMs: -1 }],
     ['a bad fingerprint mode', { store, fingerprint: 'sha1' }],

@@ -458,19 +458,6 @@ export const cases: Case[] = [
     },
   },
   {
-    name: 'Set-Cookie is stored only when keepHeaders asks for it',
-    options: { keepHeaders: ['set-cookie'] },
-    async run({ send, key }) {
-      const k = key();
-      await send('/payments', { key: k });
-      // Both of the handler's cookies: one header name with two values, each replayed on its own line.
-      expect((await send('/payments', { key: k })).cookies).toEqual([
-        'session=abc; Path=/',
-        'theme=dark; Path=/',
-      ]);
-    },
-  },
-  {
     name: 'a client-supplied Idempotent-Replayed header neither skips nor fakes a replay',
     async run({ send, key, counters }) {
       const k = key();
