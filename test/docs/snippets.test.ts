@@ -20,6 +20,13 @@ describe('documentation code blocks', () => {
     // A parser that stopped finding blocks would pass every check below: there are dozens.
     expect(snippets.length).toBeGreaterThan(40);
     expect(snippets.filter((s) => s.mode === 'run').length).toBeGreaterThan(25);
+    // A fragment is compiled nowhere: the exception, for an excerpt that cannot be whole. A block that can be
+    // made whole (declare what is the reader's own, stub the rest) should be.
+    const fragments = snippets.filter((s) => s.mode === 'fragment').map((s) => `${s.file}:${s.line}`);
+    expect(
+      fragments.length,
+      `more than 5 blocks marked fragment: ${fragments.join(', ')}`,
+    ).toBeLessThanOrEqual(5);
   });
 
   it('each type-check as pasted into an empty file, with oncely/* resolved to the sources', () => {
