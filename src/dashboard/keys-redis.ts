@@ -31,8 +31,11 @@ const PARKED_OUTCOME = encodeOutcome({
 });
 
 /**
- * Reads every record under the prefix, as `oncely stats` does: SCAN (every master of a Cluster), never KEYS,
- * at most `limit` keys, and a pipelined GETRANGE of each record's first bytes, so no body is ever read.
+ * Reads the records under the prefix, as `oncely stats` does: SCAN (every master of a Cluster), never KEYS, and a
+ * pipelined GETRANGE of each record's first bytes, so no body is ever read. `limit` bounds the keys SCAN walks,
+ * all nodes together, not the records it finds: MATCH filters after the walk, so in a Redis where oncely's
+ * records are a few among millions of other keys, a bound on records found would still walk them all. Each call
+ * asks for at most what is left of it; when it runs out before the end, the tally is `truncated`.
  */
 export async function scanRedisKeys(
   source: RedisSource,
@@ -45,21 +48,26 @@ export async function scanRedisKeys(
   const head = `${source.prefix}:{`;
   const pattern = `${escapeGlob(keyPrefix)}${escapeGlob(head)}*}`;
   const tally = newTally(listLimit);
-  let seen = 0;
+  let left = limit;
   for (const node of nodes) {
     const now = await serverTime(node);
     let cursor = '0';
     do {
-      const [next, found] = await node.scan(cursor, 'MATCH', pattern, 'COUNT', SCAN_COUNT);
+      if (left <= 0) {
+        tally.truncated = true;
+        return tally;
+      }
+      // COUNT is the work a call does (keys walked), whatever MATCH keeps of them.
+      const count = Math.min(SCAN_COUNT, left);
+      left -= count;
+      tally.scanned += count;
+      const [next, found] = await node.scan(cursor, 'MATCH', pattern, 'COUNT', count);
       cursor = next;
-      const keys = found.slice(0, limit - seen).map((k) => k.slice(keyPrefix.length));
-      seen += keys.length;
+      const keys = found.map((k) => k.slice(keyPrefix.length));
       if (keys.length > 0) {
         for (const view of await peek(source, node, keys, head)) tallyRecord(tally, view, now);
       }
-      if (seen >= limit && (cursor !== '0' || keys.length < found.length)) tally.truncated = true;
-    } while (cursor !== '0' && !tally.truncated);
-    if (tally.truncated) break;
+    } while (cursor !== '0');
   }
   return tally;
 }

@@ -26,6 +26,8 @@ export interface KeyTally {
     leaseExpired: number;
   };
   truncated: boolean;
+  /** Keys the SCAN walked (the COUNT it asked for), records or not. */
+  scanned: number;
   readonly listLimit: number;
   readonly inProgress: KeyRow[];
   readonly completed: KeyRow[];
@@ -37,6 +39,7 @@ export function newTally(listLimit: number): KeyTally {
   return {
     counts: { records: 0, inProgress: 0, completed: 0, released: 0, leaseExpired: 0 },
     truncated: false,
+    scanned: 0,
     listLimit,
     inProgress: [],
     completed: [],
@@ -77,7 +80,7 @@ export function panelsOf(tally: KeyTally): { keys: KeysPanel; parked: ParkedPane
     rows.sort((a, b) => by(a) - by(b)).slice(0, tally.listLimit);
   return {
     keys: {
-      counts: { ...tally.counts, truncated: tally.truncated },
+      counts: { ...tally.counts, truncated: tally.truncated, scanned: tally.scanned },
       inProgress: top(tally.inProgress, (row) => row.leaseLeftMs ?? 0),
       completed: top(tally.completed, (row) => -(row.completedAt ?? 0)),
       released: top(tally.released, (row) => -row.createdAt),

@@ -32,8 +32,10 @@ export interface KeyCounts {
   readonly released: number;
   /** In progress with a lease that ran out: stuck until the next request with the key takes it over. */
   readonly leaseExpired: number;
-  /** Redis: the bounded SCAN stopped at `scanLimit` keys, so the counts are a lower bound. */
+  /** Redis: the SCAN walked `scanLimit` keys before the end of the keyspace, so the counts are a lower bound. */
   readonly truncated: boolean;
+  /** Redis: how many keys the SCAN walked (oncely's or not), at most `scanLimit`. Absent for PostgreSQL. */
+  readonly scanned?: number;
 }
 
 export interface KeysPanel {

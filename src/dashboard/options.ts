@@ -37,7 +37,10 @@ export interface DashboardOptions {
   readonly refreshMs?: number;
   /** Rows per list (keys, dead letters, topics, parked, events). Default 10. */
   readonly listLimit?: number;
-  /** Redis: keys inspected per refresh (a bounded SCAN, as `oncely stats`); above it counts are a lower bound. Default 10,000. */
+  /**
+   * Redis: keys the SCAN walks per refresh, oncely's records or any other key of the database (a keyspace larger
+   * than this is `truncated`: the counts are then a lower bound). Default 10,000.
+   */
   readonly scanLimit?: number;
   /** Time covered by the rate charts, ms. Default 900,000 (15 minutes). */
   readonly rateWindowMs?: number;

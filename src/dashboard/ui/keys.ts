@@ -1,4 +1,4 @@
-import type { KeyRow, Snapshot } from '../model.js';
+import type { KeyCounts, KeyRow, Snapshot } from '../model.js';
 import { actionButton } from './actions.js';
 import { fill, h, table } from './dom.js';
 import { ago, count, duration, shortKey } from './format.js';
@@ -82,6 +82,7 @@ export function renderKeys(element: Element, snapshot: Snapshot) {
   fill(
     element,
     title,
+    truncatedNotice(keys.counts),
     h(
       'h3',
       {},
@@ -107,13 +108,17 @@ export function renderKeys(element: Element, snapshot: Snapshot) {
       h('span', { class: 'muted' }, shown(released, keys.counts.released), ', newest first'),
     ),
     table(['key', 'attempt', 'created', 'expires in', ...extra], released, 'No released key.'),
-    keys.counts.truncated
-      ? h(
-          'p',
-          { class: 'muted small' },
-          'Redis: the scan stopped at its limit (scanLimit); counts are a lower bound.',
-        )
-      : null,
+  );
+}
+
+/** Said at the top of the keys, where the numbers it qualifies are. */
+function truncatedNotice(counts: KeyCounts) {
+  if (!counts.truncated) return null;
+  const walked = counts.scanned === undefined ? 'its limit' : `${count(counts.scanned)} keys`;
+  return h(
+    'p',
+    { class: 'notice', 'data-testid': 'keys-truncated' },
+    `Redis: the scan stopped after ${walked} (scanLimit) before the end of the database; the counts and lists are a lower bound.`,
   );
 }
 
