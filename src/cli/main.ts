@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import { endQuietlyWhenStdoutCloses } from './closed-pipe.js';
 import { dashboardCommand, dashboardHelp } from './commands/dashboard.js';
 import { demo, demoHelp } from './commands/demo.js';
 import { estimate, estimateHelp } from './commands/estimate.js';
@@ -68,6 +69,8 @@ async function main(argv: readonly string[]): Promise<number> {
   await command.run(rest);
   return EXIT.ok;
 }
+
+endQuietlyWhenStdoutCloses();
 
 main(process.argv.slice(2)).then(
   (code) => {
