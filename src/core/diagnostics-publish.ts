@@ -63,7 +63,8 @@ export const messages = {
   },
 };
 
-function channelOf(type: OncelyEventType): Channel {
+/** The channel an event type is published on. */
+export function channelOf(type: OncelyEventType): Channel {
   switch (type) {
     case 'acquired':
       return channels.acquired;

@@ -3,7 +3,7 @@
 /// <reference types="node" preserve="true" />
 import type { Claim, ExecutionContext } from './claim.js';
 import { DeadlineQueue } from './deadline-queue.js';
-import { type Emit, emitter } from './emit.js';
+import { type Emit, emitter, wanted } from './emit.js';
 import { type EngineOptions, resolveEngineOptions } from './engine-options.js';
 import type { EngineParts } from './engine-parts.js';
 import { FingerprintMismatchError, InProgressError } from './errors.js';
@@ -238,7 +238,8 @@ export class Engine {
     switch (result.kind) {
       case 'acquired': {
         const { token, attempt, takeover } = result;
-        emit({ type: takeover ? 'takeover' : 'acquired', key, token, attempt }, scope);
+        const type = takeover ? 'takeover' : 'acquired';
+        if (wanted(emit, type)) emit({ type, key, token, attempt }, scope);
         const claim =
           'transaction' in result
             ? new TransactionClaim(
@@ -285,7 +286,7 @@ export class Engine {
       case 'inProgress':
         return result;
       case 'mismatch':
-        emit({ type: 'mismatch', key }, scope);
+        if (wanted(emit, 'mismatch')) emit({ type: 'mismatch', key }, scope);
         return result;
     }
   }
@@ -299,8 +300,9 @@ export class Engine {
   }
 
   #conflict(request: BeginRequest, busy: Busy, probe: ExecutionProbe): void {
-    const event = { type: 'conflict', key: request.key, retryAfterMs: busy.retryAfterMs } as const;
-    reporter(this.#parts.emit, probe)(event, request.scope);
+    const emit = reporter(this.#parts.emit, probe);
+    if (wanted(emit, 'conflict'))
+      emit({ type: 'conflict', key: request.key, retryAfterMs: busy.retryAfterMs }, request.scope);
   }
 
   /** Waits for a concurrent duplicate while `waitMs` allows, asking the store again after each wake-up. */
@@ -355,7 +357,7 @@ export class Engine {
     replay: Extract<BeginResult, { readonly kind: 'replay' }>,
     emit: Emit,
   ): Begun | Promise<Begun> {
-    emit({ type: 'replayed', key }, scope);
+    if (wanted(emit, 'replayed')) emit({ type: 'replayed', key }, scope);
     const { completedAt } = replay;
     const { envelope } = this.#parts;
     const opened = openInline(replay.outcome, envelope);

@@ -2,7 +2,7 @@
 // projects without the DOM lib whose tsconfig does not list @types/node (TypeScript 6+ lists none by default).
 /// <reference types="node" preserve="true" />
 import type { Claim, CompleteOptions } from './claim.js';
-import type { Emit } from './emit.js';
+import { type Emit, wanted } from './emit.js';
 import { type EngineParts, seal } from './engine-parts.js';
 import { ClaimSettledError, isStoreUnavailableError, LeaseLostError } from './errors.js';
 import type { ReleaseReason } from './events.js';
@@ -103,11 +103,14 @@ export class LeasedClaim implements Claim {
       )
       .then(
         (result) =>
-          result.kind === 'fenced'
-            ? this.#fenced(outcome, retentionMs, retry)
-            : this.#emit({ type: 'completed', key, token }, this.#scope),
+          result.kind === 'fenced' ? this.#fenced(outcome, retentionMs, retry) : this.#completed(),
         (error: unknown) => this.#retry(error, outcome, retentionMs, retry),
       );
+  }
+
+  #completed(): void {
+    if (wanted(this.#emit, 'completed'))
+      this.#emit({ type: 'completed', key: this.key, token: this.token }, this.#scope);
   }
 
   /** A failed attempt: the store may come back, and the effect already happened, so try again a few times. */
@@ -179,7 +182,7 @@ export async function releaseFenced(
       parts.guard.call('release', (store) => store.release({ key, token })),
     );
     if (result.kind === 'fenced') emit({ type: 'fenced', key, token, operation: 'release' }, scope);
-    else emit({ type: 'released', key, token, reason }, scope);
+    else if (wanted(emit, 'released')) emit({ type: 'released', key, token, reason }, scope);
   } catch {
     // See above: the lease ends on its own.
   }

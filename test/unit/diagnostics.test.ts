@@ -1,6 +1,8 @@
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { messages } from '../../src/core/diagnostics-publish.js';
+import { emitter, wanted } from '../../src/core/emit.js';
+import { NO_EXECUTION, reporter } from '../../src/core/instrumentation.js';
 import {
   DIAGNOSTICS_CHANNELS,
   type DiagnosticsMessages,
@@ -219,5 +221,17 @@ describe('diagnostics channels', () => {
     await flow('heard');
     expect(seen).toEqual([['oncely:replayed', { key: 'heard', scope: 's' }]]);
     expect(calls()).toBe(1);
+  });
+
+  it('an event is built only when a hook, a probe or its channel’s subscriber wants it', () => {
+    const bare = emitter(undefined);
+    expect(wanted(bare, 'acquired')).toBe(false);
+    expect(wanted(reporter(bare, NO_EXECUTION), 'completed')).toBe(false);
+    listen(['oncely:acquired']);
+    expect(wanted(bare, 'acquired')).toBe(true);
+    expect(wanted(bare, 'completed')).toBe(false);
+    expect(wanted(emitter(() => {}), 'completed')).toBe(true);
+    const probe = { ...NO_EXECUTION, event: () => {} };
+    expect(wanted(reporter(bare, probe), 'completed')).toBe(true);
   });
 });
