@@ -6,7 +6,8 @@ import { DeadlineQueue } from './deadline-queue.js';
 import { type Emit, emitter, wanted } from './emit.js';
 import { type EngineOptions, resolveEngineOptions } from './engine-options.js';
 import type { EngineParts } from './engine-parts.js';
-import { FingerprintMismatchError, InProgressError } from './errors.js';
+import { FingerprintMismatchError, InProgressError, TransactionEscapedError } from './errors.js';
+import { isEscapedOutcome } from './escaped-outcome.js';
 import { StoreGuard } from './guarded-store.js';
 import { type EngineProbe, type ExecutionProbe, NO_EXECUTION, reporter } from './instrumentation.js';
 import { LeaseKeeper } from './lease-keeper.js';
@@ -110,7 +111,8 @@ export class Engine {
 
   /**
    * Claims the key, or says why not. Rejects only with `StoreUnavailableError` (the store failed, timed out, or
-   * the circuit is open) or `CorruptRecordError`. A `begin` whose answer comes after its timeout and says
+   * the circuit is open), `CorruptRecordError`, or `TransactionEscapedError` for a key whose transaction escaped
+   * on an earlier call (kept as a terminal failure). A `begin` whose answer comes after its timeout and says
    * acquired is released at once, so a retry is not locked out for a whole lease.
    */
   begin(request: BeginRequest): Promise<Begun> {
@@ -357,6 +359,9 @@ export class Engine {
     replay: Extract<BeginResult, { readonly kind: 'replay' }>,
     emit: Emit,
   ): Begun | Promise<Begun> {
+    // An earlier call's transaction escaped and committed outside its claim (escaped-outcome.ts): the key answers
+    // that failure for its retention, to every entry point alike, and never runs or replays anything else.
+    if (isEscapedOutcome(replay.outcome)) throw new TransactionEscapedError(undefined, { replayed: true });
     if (wanted(emit, 'replayed')) emit({ type: 'replayed', key }, scope);
     const { completedAt } = replay;
     const { envelope } = this.#parts;

@@ -131,26 +131,53 @@ export class ClaimSettledError extends OncelyError {
   }
 }
 
+/** What became of a key whose transaction escaped (see `TransactionEscapedError`). */
+export type EscapedKeyOutcome =
+  /** The escape committed the claim: the key is a stored failure for its retention and never runs again. */
+  | 'terminal'
+  /** The escape rolled the claim back with everything written before it: nothing of it committed, a retry runs. */
+  | 'released'
+  /** The failure could not be stored (the store failed): the key stays claimed until its lease ends. */
+  | 'unknown';
+
 /**
- * Transactional mode: the code holding the claim ended the transaction oncely opened for it (a `COMMIT`,
- * `ROLLBACK` or `BEGIN … COMMIT` of its own on the handed-out connection), so its writes and the key's record no
- * longer commit together. The claim is refused and the key released; `outcomeStored` says whether the outcome
- * was written all the same (only where the driver could not tell in time, see the PostgreSQL store's docs).
+ * Transactional mode: the code holding the claim ended the transaction oncely opened for it (a `COMMIT`, `END`,
+ * `COMMIT AND CHAIN`, `ROLLBACK` or `BEGIN … COMMIT` of its own on the handed-out connection), so its writes and
+ * the key's record no longer commit together. The outcome is refused. When the escape committed, the writes it
+ * committed cannot be undone, so the key is kept as a terminal failure: this call and every later call with the
+ * key get this error (over HTTP, the `transaction-escaped` problem) for the key's retention, and the handler never
+ * runs again. `keyOutcome` says which it was; `replayed` is true for a later call that met the stored failure.
  */
 export class TransactionEscapedError extends OncelyError {
   override name = 'TransactionEscapedError' as const;
-  readonly outcomeStored: boolean;
+  /** The fencing token of the claim that escaped; undefined when `replayed`. */
+  readonly token: number | undefined;
+  readonly keyOutcome: EscapedKeyOutcome;
+  readonly replayed: boolean;
   constructor(
-    readonly token: number,
-    options: { outcomeStored?: boolean } = {},
+    token: number | undefined,
+    options: { keyOutcome?: EscapedKeyOutcome; replayed?: boolean; cause?: unknown } = {},
   ) {
+    const keyOutcome = options.keyOutcome ?? 'terminal';
+    const replayed = options.replayed ?? false;
     super(
       'ONCELY_TRANSACTION_ESCAPED',
-      `the transaction of the claim with fencing token ${token} was ended by the code holding it (COMMIT, ROLLBACK or BEGIN on the handed-out connection); its writes may have committed without the key's record. ${options.outcomeStored ? 'The outcome was stored after them' : 'The key was released'}. Write through the handed-out connection without transaction statements (use SAVEPOINT for nested work)`,
+      `${replayed ? 'an earlier call with this key' : `the claim with fencing token ${token}`} ended the transaction oncely opened for it (COMMIT, ROLLBACK or BEGIN on the handed-out connection), so its writes and the key's record did not commit together. ${KEY_OUTCOME_TEXT[keyOutcome]}. Write through the handed-out connection without transaction statements (use SAVEPOINT for nested work)`,
+      'cause' in options ? { cause: options.cause } : {},
     );
-    this.outcomeStored = options.outcomeStored ?? false;
+    this.token = token;
+    this.keyOutcome = keyOutcome;
+    this.replayed = replayed;
   }
 }
+
+const KEY_OUTCOME_TEXT: Record<EscapedKeyOutcome, string> = {
+  terminal:
+    'Its writes may have committed, so the key is kept as this failure for its retention and never runs again',
+  released: 'The escape rolled the claim back with its writes; the key was released',
+  unknown:
+    'Its writes may have committed, and the failure could not be stored: the key stays claimed until its lease ends',
+};
 
 /**
  * Encryption at rest: a stored outcome could not be opened. `reason` says why: `unknown-key` (sealed under a key

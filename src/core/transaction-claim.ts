@@ -3,7 +3,15 @@
 /// <reference types="node" preserve="true" />
 import type { Claim, CompleteOptions } from './claim.js';
 import { type EngineParts, seal } from './engine-parts.js';
-import { ClaimSettledError, isOncelyError, LeaseLostError, StoreUnavailableError } from './errors.js';
+import {
+  ClaimSettledError,
+  isOncelyError,
+  isTransactionEscapedError,
+  LeaseLostError,
+  StoreUnavailableError,
+  TransactionEscapedError,
+} from './errors.js';
+import { ESCAPED_OUTCOME } from './escaped-outcome.js';
 import type { EventHandler, ReleaseReason } from './events.js';
 import { type ExecutionProbe, reporter } from './instrumentation.js';
 import type { Outcome } from './record.js';
@@ -84,6 +92,7 @@ export class TransactionClaim implements Claim {
     try {
       await this.#probe.store('commit', () => this.#transaction.commit(stored, retentionMs));
     } catch (error) {
+      if (isTransactionEscapedError(error)) throw await this.#escaped(error);
       const mapped = isOncelyError(error)
         ? error
         : new StoreUnavailableError(`${this.#parts.guard.storeName} commit failed`, { cause: error });
@@ -98,9 +107,40 @@ export class TransactionClaim implements Claim {
     // Rolled back at the deadline already: nothing is left to release, and a release never rejects for that.
     if (this.#lost !== undefined) return;
     this.#settle('release');
-    await this.#rollback();
+    try {
+      await this.#rollback();
+    } catch (error) {
+      const escaped = isTransactionEscapedError(error) ? await this.#escaped(error) : error;
+      this.#probe.end(escaped);
+      throw escaped;
+    }
     this.#emit({ type: 'released', key: this.key, token: this.token, reason });
     this.#probe.end();
+  }
+
+  /**
+   * The holder's code ended the claim's transaction (the store found out and undid what was still open). If that
+   * committed the claim, the writes committed with it cannot be undone: the key is completed, under its token and
+   * through the ordinary `Store.complete` (so every store and store wrapper keeps it like any outcome), with the
+   * escaped mark, which the engine answers with `TransactionEscapedError` for the key's retention. If it rolled
+   * the claim back, the fence refuses (the token is not the record's any more): nothing of the claim committed,
+   * and the key is free as PostgreSQL left it. The database decides which, not a guess from the statements sent.
+   */
+  async #escaped(error: TransactionEscapedError): Promise<TransactionEscapedError> {
+    const { key, token } = this;
+    try {
+      const stored = await seal(this.#parts, key, ESCAPED_OUTCOME);
+      const input = { key, token, outcome: stored, retentionMs: this.#retentionMs };
+      const result = await this.#probe.store('complete', () =>
+        this.#parts.guard.call('complete', (store) => store.complete(input)),
+      );
+      const keyOutcome = result.kind === 'ok' ? 'terminal' : 'released';
+      return new TransactionEscapedError(token, { keyOutcome, cause: error.cause });
+    } catch (cause) {
+      // Reported by the guard (storeError). The key stays in progress until its lease ends, then a takeover runs
+      // the effect again: the error says so, so the operator can complete or delete the key by hand.
+      return new TransactionEscapedError(token, { keyOutcome: 'unknown', cause });
+    }
   }
 
   async [Symbol.asyncDispose](): Promise<void> {
@@ -129,7 +169,7 @@ export class TransactionClaim implements Claim {
 
   /**
    * Rejects only when the holder's code ended the transaction itself (`TransactionEscapedError`, the store's
-   * contract); the probe sees the call settle either way.
+   * contract, settled by `#escaped`); the probe sees the call settle either way.
    */
   #rollback(): Promise<void> {
     return this.#probe.store('rollback', () => this.#transaction.rollback());

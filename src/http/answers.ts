@@ -6,7 +6,10 @@ import {
   isLeaseLostError,
   isRecordUnreadableError,
   isStoreUnavailableError,
+  isTransactionEscapedError,
+  TransactionEscapedError,
 } from '../core/errors.js';
+import { isEscapedOutcome } from '../core/escaped-outcome.js';
 import type { OpenedOutcome } from '../core/record.js';
 import { type HttpAnswer, problemAnswer, retryAfterSeconds } from './problem.js';
 
@@ -28,6 +31,10 @@ const UNAVAILABLE_RETRY_AFTER_SECONDS = 1;
  * do not describe the missing body (a `Location` stays).
  */
 export function replayAnswer(opened: OpenedOutcome): HttpAnswer {
+  // The status route reads records itself (the engine answers the mark before any replay is built).
+  if (isEscapedOutcome(opened.retained ? opened.outcome : opened)) {
+    return escapedAnswer(new TransactionEscapedError(undefined, { replayed: true }));
+  }
   if (opened.retained) {
     const { status, headers, body } = opened.outcome;
     return { status, headers: [...headers, REPLAYED], body };
@@ -59,6 +66,7 @@ export interface AnswerContext {
  * | LeaseLostError | 503 lease-lost + Retry-After: another caller owns the key now; a retry gets its answer |
  * | CorruptRecordError | 500 record-corrupt |
  * | RecordUnreadableError | 500 record-unreadable: encryption at rest could not open the record; never re-run |
+ * | TransactionEscapedError | 500 transaction-escaped: the handler ended its transaction; stored, never re-run |
  */
 export function answerForError(error: unknown, context: AnswerContext = {}): HttpAnswer | undefined {
   if (isInvalidKeyError(error)) {
@@ -105,7 +113,28 @@ export function answerForError(error: unknown, context: AnswerContext = {}): Htt
       'the stored response for this key cannot be decrypted; the request was not run again',
     );
   }
+  if (isTransactionEscapedError(error)) return escapedAnswer(error);
   return undefined;
+}
+
+const ESCAPED_DETAIL = {
+  terminal:
+    'the handler ended the transaction it was given, so its writes may have committed outside the idempotency record; this answer is stored and repeated for this key, which will not run again. Do not retry under a new key: check the operation first',
+  released:
+    'the handler ended the transaction it was given and rolled it back; nothing of it was stored, and a retry with this key runs it again',
+  unknown:
+    'the handler ended the transaction it was given, so its writes may have committed outside the idempotency record, and this failure could not be stored; do not retry under a new key: check the operation first',
+} as const;
+
+/**
+ * 500 `transaction-escaped`: a bug in the server's handler, not in the request, so a 5xx; not 503, since waiting
+ * does not help (the failure is stored and repeated for the key's retention), and not a 4xx such as 409 or 422,
+ * which tell the client to retry or to use a new key, the one thing that could run an effect twice here.
+ */
+function escapedAnswer(error: TransactionEscapedError): HttpAnswer {
+  return problemAnswer('transaction-escaped', ESCAPED_DETAIL[error.keyOutcome], {
+    members: { keyOutcome: error.keyOutcome },
+  });
 }
 
 /** 202 Accepted for a long-running request: poll `Location`; the final answer replays there. */

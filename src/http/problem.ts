@@ -26,6 +26,7 @@ export const PROBLEMS = {
   'response-not-retained': { status: 200, title: 'Response not retained' },
   'record-corrupt': { status: 500, title: 'Stored response unreadable' },
   'record-unreadable': { status: 500, title: 'Stored response cannot be decrypted' },
+  'transaction-escaped': { status: 500, title: 'Handler ended the idempotency transaction' },
   'handler-failed': { status: 500, title: 'Handler failed' },
   'operation-not-found': { status: 404, title: 'No such operation' },
   'operation-failed': { status: 404, title: 'Operation did not complete' },

@@ -98,7 +98,7 @@ export class Running<Sent> {
     this.#observed();
     const original: Finish = { kind: 'send', answer: response, original: true };
     const kept = this.#kept(response);
-    if (kept === undefined) return this.#release('notKept').then(() => original);
+    if (kept === undefined) return this.#released('notKept', original);
     return this.#claim.complete(kept.outcome, kept.options).then(
       () => {
         this.#remember(kept.outcome, kept.options?.retentionMs);
@@ -146,7 +146,8 @@ export class Running<Sent> {
   ended(): Promise<void> {
     if (!this.#open) return Promise.resolve();
     this.#open = false;
-    return this.#release(this.#streaming ? 'notKept' : 'error');
+    // The response is out: a refused release (an escaped transaction) has no one left to tell; the key keeps it.
+    return this.#release(this.#streaming ? 'notKept' : 'error').catch(() => {});
   }
 
   /** The handler threw before answering: the key is released and the framework answers. */
@@ -154,7 +155,7 @@ export class Running<Sent> {
     if (!this.#open) return Promise.resolve(DEFERRED);
     this.#open = false;
     this.#observed();
-    return this.#release('error').then(() => ({ kind: 'error', error }));
+    return this.#released('error', { kind: 'error', error });
   }
 
   /** The response as it is to be stored, or undefined when the route's policy or the handler says not to. */
@@ -183,6 +184,21 @@ export class Running<Sent> {
     return this.#claim.release(reason);
   }
 
+  /**
+   * Releases, then `finish`. A transactional claim refuses the release when the handler ended its transaction
+   * itself (`TransactionEscapedError`): that answer (500 `transaction-escaped`) is sent instead.
+   */
+  #released(reason: ReleaseReason, finish: Finish): Promise<Finish> {
+    return this.#release(reason).then(
+      () => finish,
+      (error: unknown) => {
+        const answer = answerForError(error);
+        if (answer === undefined) throw error;
+        return { kind: 'send', answer, original: false };
+      },
+    );
+  }
+
   #observed(): void {
     this.#runTimes?.observe(this.#runs, Date.now() - this.#startedAt);
   }
@@ -207,10 +223,11 @@ export class Running<Sent> {
     try {
       kept = this.#kept(deferredOutcome(await work(this.#claim)));
     } catch {
-      await this.#release('error');
+      // The status route answers from the store, which keeps an escaped transaction's failure.
+      await this.#release('error').catch(() => {});
       return;
     }
-    if (kept === undefined) return this.#release('notKept');
+    if (kept === undefined) return this.#release('notKept').catch(() => {});
     try {
       await this.#claim.complete(kept.outcome, kept.options);
       this.#remember(kept.outcome, kept.options?.retentionMs);

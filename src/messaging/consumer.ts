@@ -3,7 +3,12 @@ import { type Codec, structuredCodec } from '../core/codec.js';
 import { emitter } from '../core/emit.js';
 import { cappedLease, Engine, type EngineOptions } from '../core/engine.js';
 import { ENGINE_OPTION_NAMES, resolveEngineOptions } from '../core/engine-options.js';
-import { InvalidOptionsError, isInProgressError } from '../core/errors.js';
+import {
+  InvalidOptionsError,
+  isInProgressError,
+  isTransactionEscapedError,
+  type TransactionEscapedError,
+} from '../core/errors.js';
 import { StoreGuard } from '../core/guarded-store.js';
 import { scopedKey, validateKey } from '../core/key.js';
 import type { BeginResult, HeaderPairs, Store } from '../core/store.js';
@@ -52,8 +57,22 @@ export type InboxOutcome<R> =
   | { readonly kind: 'processed'; readonly result: R; readonly attempt: number }
   /** Already processed before: acknowledge without running. `result` is the stored result when it was retained. */
   | { readonly kind: 'duplicate'; readonly result: R | undefined }
-  /** It kept failing; it is marked parked and must go to a dead-letter queue (and be acknowledged). */
-  | { readonly kind: 'parked'; readonly attempts: number; readonly first: boolean }
+  /**
+   * It kept failing, or its transaction escaped (`error`); it is marked parked and must go to a dead-letter queue
+   * (and be acknowledged).
+   */
+  | {
+      readonly kind: 'parked';
+      readonly attempts: number;
+      readonly first: boolean;
+      /**
+       * Transactional mode: the handler ended the inbox's transaction itself and its writes may have committed
+       * outside the inbox record, so the message is never run again (the key keeps the failure for its retention;
+       * `forget` lets it run). `onParked` is not called for it: the failure is stored already. Undefined when it
+       * was parked for its attempts.
+       */
+      readonly error?: TransactionEscapedError;
+    }
   /** Another consumer is processing it right now: redeliver later (after `retryAfterMs`), do not acknowledge. */
   | { readonly kind: 'busy'; readonly retryAfterMs: number }
   /** The handler threw, or the store failed: nothing is stored, redeliver later. */
@@ -309,6 +328,10 @@ export class Inbox<M, R = unknown> {
       return { kind: 'duplicate', result };
     } catch (error) {
       if (isInProgressError(error)) return { kind: 'busy', retryAfterMs: error.retryAfterMs };
+      // A rolled-back escape committed nothing: it fails like a throw, and `maxAttempts` parks it if it repeats.
+      if (isTransactionEscapedError(error) && error.keyOutcome !== 'released') {
+        return { kind: 'parked', attempts: attempts ?? 1, first: !error.replayed, error };
+      }
       return { kind: 'failed', error, attempt: attempts };
     }
   }

@@ -101,8 +101,16 @@ describe('errors', () => {
     expect('cause' in new StoreUnavailableError('m')).toBe(false);
     expect(new StoreUnavailableError('m').outcomeStored).toBe(false);
     expect(new StoreUnavailableError('m', { outcomeStored: true }).outcomeStored).toBe(true);
-    expect(new TransactionEscapedError(7)).toMatchObject({ token: 7, outcomeStored: false });
-    expect(new TransactionEscapedError(7, { outcomeStored: true }).outcomeStored).toBe(true);
+    expect(new TransactionEscapedError(7)).toMatchObject({
+      token: 7,
+      keyOutcome: 'terminal',
+      replayed: false,
+    });
+    expect(new TransactionEscapedError(7, { keyOutcome: 'released' }).keyOutcome).toBe('released');
+    expect(new TransactionEscapedError(undefined, { replayed: true })).toMatchObject({
+      token: undefined,
+      replayed: true,
+    });
   });
 
   it('isOncelyError wants an Error whose code is a string starting with ONCELY_', () => {

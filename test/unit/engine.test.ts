@@ -10,7 +10,6 @@ import {
   type OncelyEvent,
   type Outcome,
   StoreUnavailableError,
-  TransactionEscapedError,
 } from '../../src/index.js';
 import type { StoreTransaction, TransactionBeginResult, WaitForOptions } from '../../src/store.js';
 import { faulty, over } from './faulty-store.js';
@@ -583,7 +582,8 @@ describe('Engine on a transactional store of its own', () => {
 
   it('a commit refused with an OncelyError of another kind passes it on as it is, and reports no storeError', async () => {
     const events: OncelyEvent[] = [];
-    const escaped = new TransactionEscapedError(1, { outcomeStored: true });
+    // (A TransactionEscapedError is settled by the claim first: test/unit/transaction-escaped.test.ts.)
+    const escaped = new LeaseLostError(1);
     const { store } = transactional(['acquired'], { commit: () => Promise.reject(escaped) });
     const engine = new Engine({ store, onEvent: (event) => events.push(event) });
     const begun = await engine.begin({ key: 'k', fingerprint: 'f' });
