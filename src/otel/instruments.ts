@@ -10,6 +10,7 @@ import {
   type TracerProvider,
   trace,
 } from '@opentelemetry/api';
+import version from '../version.generated.js';
 import { METRIC, type MetricDefinition, SCOPE } from './names.js';
 
 /** The instruments of one `otel()`, made at first use. */
@@ -48,7 +49,8 @@ export class Telemetry {
 
   constructor(tracerProvider: TracerProvider | undefined, meterProvider: MeterProvider | undefined) {
     this.#tracerProvider = tracerProvider;
-    this.tracer = (tracerProvider ?? trace.getTracerProvider()).getTracer(SCOPE);
+    // The version goes with the name: backends group and filter by it (instrumentationScope.version).
+    this.tracer = (tracerProvider ?? trace.getTracerProvider()).getTracer(SCOPE, version);
     this.#meterProvider = meterProvider;
   }
 
@@ -69,7 +71,7 @@ export class Telemetry {
     const provider = this.#meterProvider ?? metrics.getMeterProvider();
     if (provider !== this.#meterFrom || this.#meter === undefined) {
       this.#meterFrom = provider;
-      this.#meter = provider.getMeter(SCOPE);
+      this.#meter = provider.getMeter(SCOPE, version);
       this.#instruments = undefined;
     }
     return this.#meter;
