@@ -13,7 +13,8 @@ import { createTestSchema, DATABASE_URL, type TestSchema } from './support.js';
 
 // Transactional mode hands the handler the claim's open transaction. A handler (or a helper it calls) that runs
 // transaction statements of its own on it commits the key's record as "in progress" together with its writes:
-// before this guard, the retry after the lease ran the effect a second time. Now the claim refuses loudly.
+// before this guard, the retry after the lease ran the effect a second time. Now the claim refuses loudly, and an
+// escape that committed keeps the key as that failure (issue 23; every form: transaction-escape-forms.test.ts).
 
 let db: TestSchema;
 let store: PostgresStore;
@@ -52,7 +53,7 @@ function payWith(scope: string, steps: (client: Client, insert: () => Promise<un
 }
 
 describe('a transactional handler that ends the transaction itself', () => {
-  it('BEGIN / INSERT / COMMIT in a helper, then a throw: TransactionEscapedError, the key is free at once', async () => {
+  it('BEGIN / INSERT / COMMIT in a helper, then a throw: TransactionEscapedError, now and on every retry', async () => {
     const { pay, runs, record } = payWith('helper-commits', async (client, insert) => {
       await client.query('BEGIN');
       await insert();
@@ -63,23 +64,28 @@ describe('a transactional handler that ends the transaction itself', () => {
     expect(error).toBeInstanceOf(TransactionEscapedError);
     expect(isTransactionEscapedError(error)).toBe(true);
     expect((error as TransactionEscapedError).code).toBe('ONCELY_TRANSACTION_ESCAPED');
-    // The helper's COMMIT had made the claim durable as "in progress": without the release, every retry got 409
-    // for the whole lease (60 s here) and then ran the effect again by takeover.
-    expect((await record('e1'))?.state).not.toBe('inProgress');
+    expect((error as TransactionEscapedError).keyOutcome).toBe('terminal');
+    // The helper's COMMIT had made the claim durable as "in progress": left so, every retry got 409 for the whole
+    // lease (60 s here) and then ran the effect again by takeover; released, every retry ran it again at once.
+    expect((await record('e1'))?.state).toBe('completed');
     expect(await rowsFor('e1')).toBe(1);
-    await expect(pay('e1')).rejects.toBeInstanceOf(TransactionEscapedError);
-    expect(runs()).toBe(2);
+    const again = await pay('e1').catch((e: unknown) => e);
+    expect(again).toBeInstanceOf(TransactionEscapedError);
+    expect(again).toMatchObject({ replayed: true, keyOutcome: 'terminal' });
+    expect(runs()).toBe(1);
+    expect(await rowsFor('e1')).toBe(1);
   });
 
-  it('a bare COMMIT and a handler that returns: the outcome is refused, not stored', async () => {
+  it('a bare COMMIT and a handler that returns: its outcome is refused, the escape is stored instead', async () => {
     const { pay, record } = payWith('bare-commit', async (client, insert) => {
       await insert();
       await client.query('COMMIT');
     });
     await expect(pay('e2')).rejects.toBeInstanceOf(TransactionEscapedError);
     const stored = await record('e2');
-    expect(stored?.state).not.toBe('completed');
-    expect(stored?.state).not.toBe('inProgress');
+    expect(stored?.state).toBe('completed');
+    expect(stored?.outcome?.headers).toEqual([[':oncely', 'transaction-escaped']]);
+    expect(Buffer.from(stored!.outcome!.body).toString()).not.toContain('e2');
   });
 
   it('COMMIT then BEGIN (a new transaction, no warning from PostgreSQL) is caught too', async () => {
@@ -89,8 +95,7 @@ describe('a transactional handler that ends the transaction itself', () => {
       await insert();
     });
     await expect(pay('e3')).rejects.toBeInstanceOf(TransactionEscapedError);
-    expect((await record('e3'))?.state).not.toBe('completed');
-    expect((await record('e3'))?.state).not.toBe('inProgress');
+    expect((await record('e3'))?.state).toBe('completed');
     // The handler's own transaction was still open: it was rolled back with the refusal, not committed.
     expect(await rowsFor('e3')).toBe(0);
   });
@@ -100,7 +105,7 @@ describe('a transactional handler that ends the transaction itself', () => {
       await insert();
       await client.query('ROLLBACK');
     });
-    await expect(pay('e4')).rejects.toBeInstanceOf(TransactionEscapedError);
+    await expect(pay('e4')).rejects.toMatchObject({ keyOutcome: 'released' });
     expect(await rowsFor('e4')).toBe(0);
     await expect(pay('e4')).rejects.toBeInstanceOf(TransactionEscapedError);
     expect(runs()).toBe(2);

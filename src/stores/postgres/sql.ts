@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import beginSql from './sql/begin.sql.generated.js';
 import completeSql from './sql/complete.sql.generated.js';
+import completeInTransactionSql from './sql/complete-in-transaction.sql.generated.js';
 import deleteSql from './sql/delete.sql.generated.js';
 import getSql from './sql/get.sql.generated.js';
 import purgeSql from './sql/purge.sql.generated.js';
@@ -24,6 +25,8 @@ export interface TableTarget {
 export interface Statements {
   readonly begin: string;
   readonly complete: string;
+  /** `complete` inside a transactional claim's transaction, refused unless it is still the claim's. */
+  readonly completeInTransaction: string;
   readonly release: string;
   readonly renew: string;
   readonly get: string;
@@ -65,6 +68,7 @@ export function statementsFor(target: TableTarget, { notify }: { notify: boolean
   return {
     begin: render(beginSql),
     complete: render(completeSql),
+    completeInTransaction: render(completeInTransactionSql),
     release: render(releaseSql),
     renew: render(renewSql),
     get: render(getSql),

@@ -8,12 +8,21 @@ import type {
   TransactionBeginResult,
 } from '../../core/store.js';
 import { isLockNotAvailable, isRetryableConflict, sqlStateOf, storeError } from './errors.js';
-import { beginResultOf, completeValues } from './rows.js';
+import { beginResultOf, completeValues, type Row } from './rows.js';
 import type { PostgresRuntime } from './runtime.js';
 import { inlineParameters, type SqlValue } from './sql.js';
+import { CLAIM_XID, rollBackChecked, undoEscaped } from './transaction-escape.js';
+import {
+  finish,
+  type IsolationLevel,
+  type Session,
+  savepointScope,
+  transactionScope,
+  undo,
+} from './transaction-session.js';
 import { watchTransaction } from './transaction-watch.js';
 
-export type IsolationLevel = 'read committed' | 'repeatable read' | 'serializable';
+export type { IsolationLevel } from './transaction-session.js';
 
 export interface TransactionSettings {
   /** The caller's open transaction to join (savepoint), or undefined to start one on a pooled client. */
@@ -23,25 +32,6 @@ export interface TransactionSettings {
   /** NOTIFY at commit, for plain-mode waiters on the same keys (transactional duplicates wait on the row). */
   readonly notify: boolean;
 }
-
-/** How a unit of work opens, undoes and finishes: a whole transaction of ours, or a savepoint in the caller's. */
-interface Scope {
-  readonly open: string;
-  readonly undo: string;
-  readonly finish: string;
-}
-
-const savepointScope: Scope = {
-  open: 'SAVEPOINT oncely_claim',
-  undo: 'ROLLBACK TO SAVEPOINT oncely_claim; RELEASE SAVEPOINT oncely_claim',
-  finish: 'RELEASE SAVEPOINT oncely_claim',
-};
-
-const transactionScope = (isolation: IsolationLevel): Scope => ({
-  open: `BEGIN ISOLATION LEVEL ${isolation.toUpperCase()}`,
-  undo: 'ROLLBACK',
-  finish: 'COMMIT',
-});
 
 // A claim that keeps meeting rows committed while it ran (or serialization failures) starts over this often.
 const MAX_CLAIM_ROUNDS = 8;
@@ -64,12 +54,6 @@ function preparedOn(client: object): Set<string> {
   if (typeof pid === 'number') preparedByPid.set(pid, names);
   else preparedByClient.set(client, names);
   return names;
-}
-
-interface Session {
-  readonly client: Client | PoolClient;
-  readonly scope: Scope;
-  broken: boolean;
 }
 
 /**
@@ -105,24 +89,22 @@ export async function beginTransaction(
     if (settings.joined === undefined) (client as PoolClient).release(session.broken);
   };
   try {
-    const claim = await claimKey(runtime, session, settings, input);
+    const { result: claim, xid } = await claimKey(runtime, session, settings, input);
     if (claim.kind !== 'acquired') return claim;
     handedOut = true;
-    return {
-      ...claim,
-      transaction: openTransaction(
-        runtime,
-        settings,
-        session,
-        input.key,
-        claim.token,
-        controller.signal,
-        giveBack,
-      ),
-    };
+    const held = { key: input.key, token: claim.token, xid };
+    const transaction = openTransaction(runtime, settings, session, held, controller.signal, giveBack);
+    return { ...claim, transaction };
   } finally {
     if (!handedOut) giveBack();
   }
+}
+
+/** What the open transaction holds: the key, the claim's token, and the id of the transaction it was written in. */
+interface Held {
+  readonly key: string;
+  readonly token: number;
+  readonly xid: string;
 }
 
 /** The open transaction of an acquired claim: settled once, then the connection goes back to the pool. */
@@ -130,11 +112,11 @@ function openTransaction(
   runtime: PostgresRuntime,
   settings: TransactionSettings,
   session: Session,
-  key: string,
-  token: number,
+  held: Held,
   signal: AbortSignal,
   giveBack: () => void,
 ): StoreTransaction {
+  const { key, token } = held;
   let open = true;
   const watch = watchTransaction(session.client);
   const close = () => {
@@ -143,37 +125,39 @@ function openTransaction(
     watch.stop();
     return true;
   };
-  // The holder's code ended the claim's transaction itself: whatever is still open on the connection is undone,
-  // the claim's row (committed by that COMMIT as in progress) is released under its token in a statement of its
-  // own, and the caller learns it loudly, so the bug shows on the first request and not as a double effect.
-  const refuseEscaped = async (): Promise<never> => {
-    try {
-      await undo(session);
-      const values = [key, token, runtime.now()];
-      await runtime.rows('release', runtime.statements.release, values, session.client);
-    } catch {
-      session.broken = true;
-    } finally {
-      giveBack();
-    }
-    throw new TransactionEscapedError(token);
-  };
+  // The holder's code ended the claim's transaction itself (transaction-escape.ts). Nothing is written here: the
+  // core's claim records the escape through Store.complete, which tells by its fence whether the escape committed
+  // the claim (the key then keeps the failure) or rolled it back (the key is free). The caller learns it loudly,
+  // so the bug shows on the first request and not as a double effect.
+  const escaped = () => new TransactionEscapedError(token);
   return {
     handle: session.client,
     signal,
     async commit(outcome: StoredOutcome, retentionMs: number): Promise<void> {
       if (!close()) throw new LeaseLostError(token, 'the transaction was settled already');
-      if (watch.escaped) return refuseEscaped();
       try {
-        const values = completeValues(key, token, outcome, retentionMs, runtime.now());
+        if (watch.escaped) {
+          await undoEscaped(session);
+          throw escaped();
+        }
+        const values = [...completeValues(key, token, outcome, retentionMs, runtime.now()), held.xid];
+        const { completeInTransaction } = settings.notify ? runtime.statements : runtime.quiet;
+        let row: Row | undefined;
         try {
-          const { complete } = settings.notify ? runtime.statements : runtime.quiet;
-          const rows = await runtime.rows('complete', complete, values, session.client);
-          // The transaction holds the row it claimed, so this cannot happen short of a bug: refuse to commit.
-          if (rows.length !== 1) throw new LeaseLostError(token);
+          [row] = await runtime.rows('complete', completeInTransaction, values, session.client);
         } catch (error) {
-          await undo(session);
+          // A failed transaction (25P02) may be one the holder began after an escape: the record tells.
+          if (await rollBackChecked(runtime, session, key, token)) throw escaped();
           throw error;
+        }
+        if (row?.held !== true) {
+          await undoEscaped(session);
+          throw escaped();
+        }
+        if (row.key === null) {
+          // The transaction holds the row it claimed, so this cannot happen short of a bug: refuse to commit.
+          await undo(session);
+          throw new LeaseLostError(token);
         }
         await finish(session);
       } finally {
@@ -182,9 +166,10 @@ function openTransaction(
     },
     async rollback(): Promise<void> {
       if (!close()) return;
-      if (watch.escaped) return refuseEscaped();
       try {
-        await undo(session);
+        // Both: a nested BEGIN (watched) escapes nothing yet, and AND CHAIN is seen only by the check.
+        const found = await rollBackChecked(runtime, session, key, token);
+        if (found || watch.escaped) throw escaped();
       } finally {
         giveBack();
       }
@@ -207,19 +192,27 @@ function openTransaction(
   };
 }
 
-/** `open; claim` in one message, with the lock wait bounded; the scope stays open only when acquired. */
+/** What a claim found, and the id of its transaction when it acquired the key (empty otherwise). */
+interface Claimed {
+  readonly result: BeginResult;
+  readonly xid: string;
+}
+
+/**
+ * `open; claim` in one message, with the lock wait bounded; the scope stays open only when acquired. The message
+ * also reads the claim's transaction id, which the outcome's statement compares (transaction-escape.ts).
+ */
 async function claimKey(
   runtime: PostgresRuntime,
   session: Session,
   settings: TransactionSettings,
   input: TransactionBeginInput,
-): Promise<BeginResult> {
+): Promise<Claimed> {
   const { key, fingerprint, leaseMs, retentionMs } = input;
   const lockTimeoutMs = Math.ceil(Math.max(input.waitMs, settings.lockTimeoutMs));
   const busy = {
-    kind: 'inProgress',
-    retryAfterMs: Math.min(leaseMs, BUSY_RETRY_AFTER_MS),
-    attempt: 1,
+    result: { kind: 'inProgress', retryAfterMs: Math.min(leaseMs, BUSY_RETRY_AFTER_MS), attempt: 1 },
+    xid: '',
   } as const;
   for (let round = 1; ; round++) {
     const values = [key, fingerprint, leaseMs, retentionMs, runtime.now()];
@@ -229,13 +222,15 @@ async function claimKey(
       session.scope.open,
       `SELECT set_config('oncely.lock_timeout', current_setting('lock_timeout'), true), set_config('lock_timeout', '${lockTimeoutMs}ms', true)`,
       ...claim.statements,
-      `SELECT set_config('lock_timeout', current_setting('oncely.lock_timeout'), true)`,
+      `SELECT set_config('lock_timeout', current_setting('oncely.lock_timeout'), true), ${CLAIM_XID}`,
     ].join(';\n');
     let result: BeginResult | 'stale';
+    let xid: unknown;
     try {
       const results = await runtime.script(session.client, script);
       claim.prepared(true);
       result = beginResultOf(results[results.length - 2]?.[0]);
+      xid = results[results.length - 1]?.[0]?.xid;
     } catch (error) {
       await undo(session);
       if (session.broken) throw storeError('begin', error);
@@ -251,11 +246,16 @@ async function claimKey(
       if (retry && round < MAX_CLAIM_ROUNDS) continue;
       throw storeError('begin', error);
     }
-    if (result !== 'stale' && result.kind === 'acquired') return result;
+    if (result !== 'stale' && result.kind === 'acquired') {
+      if (typeof xid === 'string') return { result, xid };
+      // An acquiring claim writes its row, which assigns the id: without one, no escape could be told apart.
+      await undo(session);
+      throw storeError('begin', new Error('the claim has no transaction id'));
+    }
     await undo(session);
     if (session.broken)
       throw new StoreUnavailableError('postgres begin: the connection broke while rolling back');
-    if (result !== 'stale') return result;
+    if (result !== 'stale') return { result, xid: '' };
     // Under repeatable read a joined transaction's snapshot never sees the row that decided: the caller retries.
     if (round === MAX_CLAIM_ROUNDS) return busy;
   }
@@ -278,25 +278,4 @@ function claimStatements(runtime: PostgresRuntime, client: object, values: reado
       : [`PREPARE ${name}(text, text, bigint, bigint, bigint) AS ${begin}`, execute],
     prepared: (yes: boolean) => (yes ? names.add(name) : names.delete(name)),
   };
-}
-
-async function undo(session: Session): Promise<void> {
-  try {
-    await session.client.query(session.scope.undo);
-  } catch {
-    // The connection is gone or unusable; the server rolls the transaction back when it notices.
-    session.broken = true;
-  }
-}
-
-async function finish(session: Session): Promise<void> {
-  try {
-    const result = await session.client.query(session.scope.finish);
-    if (result.command === 'ROLLBACK')
-      throw new Error('COMMIT answered ROLLBACK: the transaction had failed');
-  } catch (error) {
-    session.broken = true;
-    const unknown = 'whether it committed is unknown; a retry replays the outcome or runs once more';
-    throw storeError(`commit (${unknown})`, error);
-  }
 }
