@@ -22,10 +22,16 @@ export interface Browser {
   close(): Promise<void>;
 }
 
-/** Headless Chromium with a fresh profile, nothing reaching out (no updates, sync or QUIC): pages on 127.0.0.1 only. */
-export async function launch(): Promise<Browser> {
+/**
+ * Headless Chromium with a fresh profile, nothing reaching out (no updates, sync or QUIC): pages on 127.0.0.1 only.
+ * `httpCredentials` answers HTTP Basic challenges as a user typing them into the browser's prompt would.
+ */
+export async function launch(
+  options: { httpCredentials?: { username: string; password: string } } = {},
+): Promise<Browser> {
   const profile = mkdtempSync(join(tmpdir(), 'oncely-chromium-'));
   const context = await chromium.launchPersistentContext(profile, {
+    ...options,
     executablePath: CHROMIUM,
     headless: true,
     viewport: { width: 1280, height: 900 },
