@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { Store } from '../../src/core/store.js';
 import beginSql from '../../src/stores/postgres/sql/begin.sql.generated.js';
 import completeSql from '../../src/stores/postgres/sql/complete.sql.generated.js';
+import completeInTransactionSql from '../../src/stores/postgres/sql/complete-in-transaction.sql.generated.js';
 import deleteSql from '../../src/stores/postgres/sql/delete.sql.generated.js';
 import getSql from '../../src/stores/postgres/sql/get.sql.generated.js';
 import purgeSql from '../../src/stores/postgres/sql/purge.sql.generated.js';
@@ -19,6 +20,7 @@ import { createTestSchema, type TestSchema } from './support.js';
 const SOURCES: Record<string, string> = {
   begin: beginSql,
   complete: completeSql,
+  'complete-in-transaction': completeInTransactionSql,
   release: releaseSql,
   renew: renewSql,
   get: getSql,
@@ -146,6 +148,7 @@ afterAll(async () => {
 const ASSET_MODULES: Record<string, string> = {
   begin: '../../src/stores/postgres/sql/begin.sql.generated.js',
   complete: '../../src/stores/postgres/sql/complete.sql.generated.js',
+  'complete-in-transaction': '../../src/stores/postgres/sql/complete-in-transaction.sql.generated.js',
   release: '../../src/stores/postgres/sql/release.sql.generated.js',
   renew: '../../src/stores/postgres/sql/renew.sql.generated.js',
   get: '../../src/stores/postgres/sql/get.sql.generated.js',
@@ -189,6 +192,61 @@ describe('SQL guards: the conformance suite fails when one is broken', () => {
       const caught = await conformance(await storeModule({ asset: guard.asset, sql }));
       expect(caught, 'the conformance suite passed with this guard broken').toBeDefined();
       expect(isWrongAnswer(caught!.error), `${caught!.test}: ${String(caught!.error)}`).toBe(true);
+    });
+  }
+});
+
+// The outcome of a transactional claim is written only while the claim's transaction is still the one it was
+// claimed in: the guard against the escapes PostgreSQL does not report (issue 23). The conformance suite never
+// escapes, so a handler that does is what must fail here: `COMMIT AND CHAIN`, then a kept result.
+const ESCAPE_GUARDS: readonly Guard[] = [
+  {
+    asset: 'complete-in-transaction',
+    name: 'the outcome is written only in the claim’s own transaction',
+    find: 'coalesce(pg_current_xact_id_if_assigned() = $10::xid8, false)',
+    replace: 'coalesce($10::xid8 IS NOT NULL, false)',
+  },
+  {
+    asset: 'complete-in-transaction',
+    name: 'the statement says when it wrote nothing for an escape',
+    find: 'SELECT h.ours AS held',
+    replace: 'SELECT true AS held',
+  },
+];
+
+/** Undefined when a handler that commits its transaction itself is refused; what happened instead otherwise. */
+async function escapeRefused(module: Awaited<ReturnType<typeof storeModule>>): Promise<string | undefined> {
+  const { idempotent, isTransactionEscapedError } = await import('../../src/index.js');
+  const store = new module.PostgresStore({ pool: db.pool, schema: db.schema });
+  const pay = idempotent(
+    async (id: string, context) => {
+      await module.transactionOf(context).query('COMMIT AND CHAIN');
+      return id;
+    },
+    { store: store.transactional(), scope: 'escape-guard', key: (id) => id },
+  );
+  try {
+    const id = `escape-${Math.random().toString(36).slice(2)}`;
+    const answered = await pay(id).then(
+      (value) => `returned ${value}`,
+      (error: unknown) => (isTransactionEscapedError(error) ? undefined : String(error)),
+    );
+    return answered;
+  } finally {
+    await store.close();
+  }
+}
+
+describe('SQL guards of transactional mode: a handler that escapes is no longer refused when one is broken', () => {
+  it('refused on the statements as they are (the control)', async () => {
+    expect(await escapeRefused(await storeModule())).toBeUndefined();
+  });
+
+  for (const guard of ESCAPE_GUARDS) {
+    it(`${guard.asset}.sql: ${guard.name}`, async () => {
+      const sql = breakGuard(SOURCES[guard.asset]!, guard);
+      const missed = await escapeRefused(await storeModule({ asset: guard.asset, sql }));
+      expect(missed, 'the escape was refused with this guard broken').toBeDefined();
     });
   }
 });

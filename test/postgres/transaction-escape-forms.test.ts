@@ -92,6 +92,16 @@ const FORMS: readonly Form[] = [
     },
   },
   {
+    // The outcome's statement then fails (25P02) in a transaction that is not the claim's: the record tells.
+    name: 'COMMIT AND CHAIN, then a statement that fails (caught)',
+    commits: true,
+    run: async (client, insert) => {
+      await insert();
+      await client.query('COMMIT AND CHAIN');
+      await client.query('SELECT 1 / 0').catch(() => undefined);
+    },
+  },
+  {
     name: 'a bare ROLLBACK',
     commits: false,
     run: async (client, insert) => {
