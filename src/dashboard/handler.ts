@@ -9,7 +9,9 @@ import { below, splitTarget } from './target.js';
 export interface Dashboard {
   /**
    * A `node:http` handler (also Express / Connect middleware: a request outside `basePath` goes to `next`, or
-   * gets 404 without one). It reads `req.originalUrl` when the framework sets it, else `req.url`.
+   * gets 404 without one). It reads `req.originalUrl` when the framework sets it, else `req.url`, as a path as
+   * sent (target.ts), so it can be mounted app-wide beside a guard on `basePath`. An answer that comes after the
+   * application answered (a request timeout) is dropped.
    */
   readonly node: (req: IncomingMessage, res: ServerResponse, next?: (error?: unknown) => void) => void;
   /** A Fetch handler (Hono, Bun, Deno, workers): a request outside `basePath` gets 404. */
