@@ -107,7 +107,7 @@ function emitDashboardUi() {
   );
 }
 
-// The package's version, for the OpenTelemetry instrumentation scope (and `oncely --version`): built in, so it is
+// The package's version, for the OpenTelemetry instrumentation scope: built in, so it is
 // right from the sources, from dist and inside a bundle, with no package.json read at run time.
 function emitVersion() {
   const { version } = JSON.parse(readFileSync(join(root, '../package.json'), 'utf8'));
