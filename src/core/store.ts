@@ -191,7 +191,8 @@ export interface StoreTransaction {
   /**
    * Ends the transaction for a holder that may still be writing through `handle` (its claim ran out): rolls it
    * back so that nothing written through the handle afterwards can commit (PostgreSQL: the connection is closed,
-   * not returned to the pool). Never rejects.
+   * not returned to the pool). Rejects only with `TransactionEscapedError`, when the holder's code had committed
+   * the claim itself, so that the key is kept as a failure instead of being taken over and run again.
    */
   abort(): Promise<void>;
 }

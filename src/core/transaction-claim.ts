@@ -163,7 +163,15 @@ export class TransactionClaim implements Claim {
     this.#emit({ type: 'leaseLost', key: this.key, token: this.token });
     this.#controller.abort(lost);
     // Not `rollback`: the holder's code may still write through the handle, and must not write outside the claim.
-    await this.#probe.store('rollback', () => this.#transaction.abort());
+    try {
+      await this.#probe.store('rollback', () => this.#transaction.abort());
+    } catch (error) {
+      // The holder's code committed the claim before its lease ran out: kept as the key's terminal failure, or a
+      // takeover would run the effect again. Nobody waits on a lease end, so the error is only reported.
+      const escaped = isTransactionEscapedError(error) ? await this.#escaped(error) : error;
+      this.#probe.end(escaped);
+      return;
+    }
     this.#probe.end();
   }
 

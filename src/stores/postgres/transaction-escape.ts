@@ -62,6 +62,24 @@ export async function rollBackChecked(
 }
 
 /**
+ * Whether the claim's row, read on a pooled connection after the claim's own was closed, carries the claim's token
+ * in progress: only the holder's COMMIT can have made it durable. A read that fails tells nothing (false); the key
+ * then stays in progress until a takeover, as before.
+ */
+export async function escapedBeforeAbort(
+  runtime: PostgresRuntime,
+  key: string,
+  token: number,
+): Promise<boolean> {
+  try {
+    const [row] = await runtime.rows('get', runtime.statements.get, [key, runtime.now()]);
+    return row?.state === 'inProgress' && row.token === token;
+  } catch {
+    return false;
+  }
+}
+
+/**
  * After an escape, nothing stays open: the transaction on the connection now is not the claim's (a chained or new
  * one the holder began, or the remains of a nested `BEGIN`), and what the holder wrote in it is rolled back, as a
  * refused outcome's writes are. Joined mode first tries the savepoint, since after a nested `BEGIN` (a warning,

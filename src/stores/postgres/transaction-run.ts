@@ -11,7 +11,7 @@ import { isLockNotAvailable, isRetryableConflict, sqlStateOf, storeError } from 
 import { beginResultOf, completeValues, type Row } from './rows.js';
 import type { PostgresRuntime } from './runtime.js';
 import { inlineParameters, type SqlValue } from './sql.js';
-import { CLAIM_XID, rollBackChecked, undoEscaped } from './transaction-escape.js';
+import { CLAIM_XID, escapedBeforeAbort, rollBackChecked, undoEscaped } from './transaction-escape.js';
 import {
   finish,
   type IsolationLevel,
@@ -177,10 +177,16 @@ function openTransaction(
     async abort(): Promise<void> {
       if (!close()) return;
       // Joined: the caller's transaction is theirs to end; undo our savepoint and leave it to them, with our
-      // listeners taken off their client (a long-lived client would gather them, one pair per lease end).
+      // listeners taken off their client (a long-lived client would gather them, one pair per lease end). The
+      // undo fails when the holder's code ended the caller's transaction: the claim escaped with it.
       if (settings.joined !== undefined) {
-        await undo(session);
-        giveBack();
+        let found: boolean;
+        try {
+          found = await rollBackChecked(runtime, session, key, token);
+        } finally {
+          giveBack();
+        }
+        if (found || watch.escaped) throw escaped();
         return;
       }
       // Closing the connection rolls the transaction back on the server, and the handle can never write again: a
@@ -188,6 +194,10 @@ function openTransaction(
       // another request's transaction on a reused connection.
       session.broken = true;
       giveBack();
+      // Nothing of ours ever committed, so a record that carries the claim's token was made durable by the holder's
+      // own COMMIT (of any form): left in progress, its lease would end and a takeover run the effect again. One
+      // read, on a lease end only.
+      if (await escapedBeforeAbort(runtime, key, token)) throw escaped();
     },
   };
 }
