@@ -2,15 +2,19 @@ import { spawn } from 'node:child_process';
 import { request } from 'node:http';
 import { afterAll, describe, expect, it } from 'vitest';
 import { cliPath, expectCleanFailure, oncely } from '../cli/support/cli.js';
+import { createTestSchema, type TestSchema } from '../postgres/support.js';
 import { requireService, services } from '../support/services.js';
 
 // `oncely dashboard` as a user runs it (the built CLI): what it refuses before listening, and the guards it
 // sets up when it listens.
 const TOKEN = 'cli-test-token-0123456789abcdef';
 const started: { stop: () => Promise<void> }[] = [];
+// A schema of the test's own: the shared database's public schema holds whatever other tests and demos left there.
+let db: TestSchema | undefined;
 
 afterAll(async () => {
   await Promise.all(started.map((one) => one.stop()));
+  await db?.drop();
 });
 
 /** Starts the CLI and resolves with the URL it prints (fragment included). */
@@ -74,7 +78,9 @@ describe('oncely dashboard', () => {
 
   it('on loopback answers only loopback host names (DNS rebinding), and --actions prints a link with a token', async () => {
     await requireService('postgres');
-    const { url } = await start(['dashboard', '--store', 'postgres', '--port', '0', '--actions'], {
+    db = await createTestSchema('dashboardcli', 2);
+    const args = ['dashboard', '--store', 'postgres', '--schema', db.schema, '--port', '0', '--actions'];
+    const { url } = await start(args, {
       ONCELY_DASHBOARD_TOKEN: '',
     });
     const token = /^#token=(.+)$/.exec(url.hash)?.[1];
