@@ -1,10 +1,10 @@
+/**
+ * @module The client's keys: a new one per logical operation (`newKey`), a caller's own checked against the
+ * server's rules before anything is sent (`checkKey`, src/core/key-rules.ts, which needs no node:crypto), and the
+ * header value that carries a key.
+ */
 import { v7 } from 'uuid';
-import { InvalidKeyError } from '../core/errors.js';
-
-// The rules of src/core/key.ts (validateKey), restated here: that module hashes with node:crypto, and this
-// subpath runs in browsers, Deno and Bun as well, so it imports nothing from node:.
-const MAX_KEY_LENGTH = 255;
-const PRINTABLE_ASCII = /^[\x20-\x7e]+$/;
+import { checkKeyText } from '../core/key-rules.js';
 
 /**
  * A new key for one logical operation: a UUIDv7 (RFC 9562). Its random part makes it unguessable like a v4, and its
@@ -17,19 +17,7 @@ export function newKey(): string {
 
 /** A caller's own key, checked against what the server accepts before anything is sent. */
 export function checkKey(key: string): string {
-  if (typeof key !== 'string')
-    throw new InvalidKeyError('bad-characters', 'the idempotency key must be a string');
-  if (key.length === 0) throw new InvalidKeyError('empty', 'the idempotency key must not be empty');
-  if (key.length > MAX_KEY_LENGTH) {
-    throw new InvalidKeyError('too-long', `the idempotency key must be at most ${MAX_KEY_LENGTH} characters`);
-  }
-  if (!PRINTABLE_ASCII.test(key)) {
-    throw new InvalidKeyError(
-      'bad-characters',
-      'the idempotency key must contain printable ASCII characters only',
-    );
-  }
-  return key;
+  return checkKeyText(key);
 }
 
 /**

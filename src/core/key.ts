@@ -1,35 +1,26 @@
+/**
+ * @module The server's side of a key: `validateKey` (the shared rules of key-rules.ts, plus "a key is required")
+ * and `scopedKey`, the hashed storage key every store is addressed by. It hashes with node:crypto, which is why
+ * oncely/client takes the rules from key-rules.ts and not from here.
+ */
 import * as crypto from 'node:crypto';
 import { InvalidKeyError } from './errors.js';
+import { checkKeyText } from './key-rules.js';
+
+export { MAX_KEY_LENGTH } from './key-rules.js';
 
 /** `crypto.hash` (Node >= 20.12): one-shot hashing, about twice as fast as a Hash object for small inputs. */
 const oneShotHash = (crypto as { hash?: (algorithm: string, data: string, encoding: 'base64url') => string })
   .hash;
 
-/** The IETF draft and Stripe cap keys at 255 characters. */
-export const MAX_KEY_LENGTH = 255;
-
-const PRINTABLE_ASCII = /^[\x20-\x7e]+$/;
-
 /**
- * Checks a caller-supplied idempotency key: 1 to 255 printable ASCII characters (no control characters, no
- * bytes above 0x7e). Throws `InvalidKeyError` with a reason a client can act on.
+ * Checks a caller-supplied idempotency key: present, and 1 to 255 printable ASCII characters (no control
+ * characters, no bytes above 0x7e). Throws `InvalidKeyError` with a reason a client can act on.
  */
 export function validateKey(key: unknown): string {
   if (key === undefined || key === null)
     throw new InvalidKeyError('missing', 'an idempotency key is required');
-  if (typeof key !== 'string')
-    throw new InvalidKeyError('bad-characters', 'the idempotency key must be a string');
-  if (key.length === 0) throw new InvalidKeyError('empty', 'the idempotency key must not be empty');
-  if (key.length > MAX_KEY_LENGTH) {
-    throw new InvalidKeyError('too-long', `the idempotency key must be at most ${MAX_KEY_LENGTH} characters`);
-  }
-  if (!PRINTABLE_ASCII.test(key)) {
-    throw new InvalidKeyError(
-      'bad-characters',
-      'the idempotency key must contain printable ASCII characters only',
-    );
-  }
-  return key;
+  return checkKeyText(key);
 }
 
 /**

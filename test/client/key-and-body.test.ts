@@ -3,6 +3,7 @@ import { replayableBody } from '../../src/client/body.js';
 import { isBodyNotReplayableError } from '../../src/client/errors.js';
 import { checkKey, keyHeaderValue, newKey } from '../../src/client/key.js';
 import { isInvalidKeyError } from '../../src/core/errors.js';
+import { validateKey } from '../../src/core/key.js';
 import { parseKeyHeader } from '../../src/http/key-header.js';
 
 const text = (bytes: Uint8Array | null) => new TextDecoder().decode(bytes ?? new Uint8Array(0));
@@ -34,6 +35,7 @@ describe('keys', () => {
     ['x'.repeat(256), 'too-long'],
     ['tab\there', 'bad-characters'],
     ['é', 'bad-characters'],
+    ['\x7f', 'bad-characters'],
   ])('refuses %j before anything is sent (%s)', (key, reason) => {
     const error = (() => {
       try {
@@ -45,6 +47,20 @@ describe('keys', () => {
     expect(isInvalidKeyError(error)).toBe(true);
     expect(error).toMatchObject({ reason });
   });
+
+  it.each(['k', '~'.repeat(255), '', 'x'.repeat(256), 'tab\there', 'é', '\x7f', ' '])(
+    'the client takes or refuses %j as the server does (one set of rules, src/core/key-rules.ts)',
+    (key) => {
+      const outcome = (check: (key: string) => string) => {
+        try {
+          return { accepted: check(key) };
+        } catch (caught) {
+          return { refused: (caught as { reason?: unknown }).reason };
+        }
+      };
+      expect(outcome(checkKey)).toEqual(outcome(validateKey));
+    },
+  );
 });
 
 describe('bodies are made replayable once', () => {

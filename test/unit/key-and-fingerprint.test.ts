@@ -19,6 +19,11 @@ describe('keys', () => {
     expect(reason('x'.repeat(256))).toBe('too-long');
     expect(reason('a\nb')).toBe('bad-characters');
     expect(reason('ключ')).toBe('bad-characters');
+    // The edges of printable ASCII: space and tilde are in, the control characters either side are out.
+    expect(reason(' ')).toBe('ok');
+    expect(reason('~')).toBe('ok');
+    expect(reason('\x1f')).toBe('bad-characters');
+    expect(reason('\x7f')).toBe('bad-characters');
     expect(reason(42)).toBe('bad-characters');
   });
 
