@@ -15,6 +15,16 @@ export interface LoggedEvent {
   readonly detail: string;
 }
 
+/** What one flush writes. */
+export interface EventBatch {
+  readonly at: number;
+  readonly events: readonly LoggedEvent[];
+  /** bucket start → event type → count. */
+  readonly counts: ReadonlyMap<number, ReadonlyMap<string, number>>;
+  readonly keep: number;
+  readonly countsRetentionMs: number;
+}
+
 const MAX_DETAIL = 300;
 
 export function bucketOf(at: number): number {

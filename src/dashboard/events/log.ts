@@ -2,9 +2,12 @@ import { InvalidOptionsError } from '../../core/errors.js';
 import type { EventHandler, OncelyEvent } from '../../core/events.js';
 import { knownOptions, wholeNumber } from '../../core/validate.js';
 import { type DashboardSource, type ResolvedSource, resolveSource } from '../source.js';
-import { bucketOf, type LoggedEvent, loggedEvent } from './entry.js';
+import { bucketOf, type EventBatch, type LoggedEvent, loggedEvent } from './entry.js';
 import { flushToPostgres, migrateEvents } from './postgres.js';
 import { flushToRedis } from './redis.js';
+
+// Declared beside the entries it carries, where postgres.ts and redis.ts read it without importing this module.
+export type { EventBatch } from './entry.js';
 
 export interface EventLogOptions {
   /** Where to write: the same client and prefix (or pool and schema) as the application's store. */
@@ -17,16 +20,6 @@ export interface EventLogOptions {
   readonly countsRetentionMs?: number;
   /** Most notable events held between two flushes (the oldest are dropped past it). Default 1,000. */
   readonly maxBuffered?: number;
-}
-
-/** What one flush writes. */
-export interface EventBatch {
-  readonly at: number;
-  readonly events: readonly LoggedEvent[];
-  /** bucket start → event type → count. */
-  readonly counts: ReadonlyMap<number, ReadonlyMap<string, number>>;
-  readonly keep: number;
-  readonly countsRetentionMs: number;
 }
 
 /**

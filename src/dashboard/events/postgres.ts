@@ -2,7 +2,7 @@ import { quoteIdentifier } from '../../stores/postgres/sql.js';
 import type { EventRow, EventsPanel } from '../model.js';
 import type { ResolvedSource } from '../source.js';
 import { dashboardSql } from '../sql.js';
-import type { EventBatch } from './log.js';
+import type { EventBatch } from './entry.js';
 
 type PostgresSource = Extract<ResolvedSource, { kind: 'postgres' }>;
 type Row = Readonly<Record<string, unknown>>;

@@ -1,7 +1,6 @@
 import type { EventRow, EventsPanel } from '../model.js';
 import type { ResolvedSource } from '../source.js';
-import { BUCKET_MS, type LoggedEvent } from './entry.js';
-import type { EventBatch } from './log.js';
+import { BUCKET_MS, type EventBatch, type LoggedEvent } from './entry.js';
 
 type RedisSource = Extract<ResolvedSource, { kind: 'redis' }>;
 
