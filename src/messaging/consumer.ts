@@ -1,18 +1,17 @@
 import type { ExecutionContext } from '../core/claim.js';
 import { type Codec, structuredCodec } from '../core/codec.js';
-import { emitter } from '../core/emit.js';
-import { cappedLease, Engine, type EngineOptions } from '../core/engine.js';
-import { ENGINE_OPTION_NAMES, resolveEngineOptions } from '../core/engine-options.js';
+import { Engine, type EngineOptions } from '../core/engine.js';
+import { ENGINE_OPTION_NAMES } from '../core/engine-options.js';
 import {
   InvalidOptionsError,
   isInProgressError,
   isTransactionEscapedError,
   type TransactionEscapedError,
 } from '../core/errors.js';
-import { StoreGuard } from '../core/guarded-store.js';
 import { scopedKey, validateKey } from '../core/key.js';
-import type { BeginResult, HeaderPairs, Store } from '../core/store.js';
+import type { HeaderPairs, Store } from '../core/store.js';
 import { knownOptions, optionalFunction, requireFunction, wholeNumber } from '../core/validate.js';
+import { type RunCount, RunCounter, runsKeyOf } from './inbox-runs.js';
 import { checkHook, type Delivery, type InboxInstrumentation, type InboxProbe } from './instrumentation.js';
 import { RunGate } from './run-gate.js';
 
@@ -127,13 +126,13 @@ export class Inbox<M, R = unknown> {
   readonly #handler: InboxHandler<M, R>;
   readonly #store: Store;
   readonly #messageId: (message: M) => string;
+  /** `inbox:<scope>`: what the message keys are scoped to, and their spans' name. */
   readonly #scope: string;
   readonly #maxAttempts: number;
   readonly #onParked: InboxOptions<M>['onParked'];
   readonly #codec: Codec;
-  readonly #transactional: boolean;
-  /** The runs counter's store calls (transactional mode): bounded by `storeTimeoutMs`, failures reported. */
-  readonly #runs: StoreGuard;
+  /** Transactional mode's count of runs started; undefined for a plain store, whose own attempt counts them. */
+  readonly #runs: RunCounter | undefined;
   readonly #gate = new RunGate();
   readonly #probe: InboxProbe | undefined;
 
@@ -156,22 +155,22 @@ export class Inbox<M, R = unknown> {
     if (typeof scope !== 'string' || scope === '')
       throw new InvalidOptionsError('scope must be a non-empty string');
     this.engine = new Engine({ ...engineOptions, store });
-    // The engine keeps its guard to itself, so the runs counter gets one of its own: the same timeout and event
-    // hook, but not the engine's circuit breaker (a failing store still trips that one on the message's key).
-    const resolved = resolveEngineOptions({ ...engineOptions, store });
-    this.#runs = new StoreGuard(
-      store,
-      { timeoutMs: resolved.storeTimeoutMs, breaker: false },
-      emitter(resolved.onEvent),
-    );
     this.#handler = handler;
     this.#store = store;
     this.#messageId = messageId;
-    this.#scope = scope;
+    this.#scope = `inbox:${scope}`;
     this.#maxAttempts = wholeNumber('maxAttempts', maxAttempts, 5, { min: 1 });
     this.#onParked = onParked;
     this.#codec = codec;
-    this.#transactional = typeof (store as { beginTransaction?: unknown }).beginTransaction === 'function';
+    const transactional = typeof (store as { beginTransaction?: unknown }).beginTransaction === 'function';
+    this.#runs = transactional
+      ? new RunCounter(store, {
+          scope,
+          leaseMs: this.engine.leaseMs,
+          retentionMs: this.engine.retentionMs,
+          engineOptions,
+        })
+      : undefined;
     const instrumentation = checkHook<InboxInstrumentation>('Inbox', engineOptions.instrumentation, [
       'engine',
       'inbox',
@@ -181,13 +180,13 @@ export class Inbox<M, R = unknown> {
 
   /** The storage key of a message id (for `store.get` when inspecting). */
   keyOf(messageId: string): string {
-    return scopedKey(`inbox:${this.#scope}`, validateKey(messageId));
+    return scopedKey(this.#scope, validateKey(messageId));
   }
 
   /** Lets a parked (or processed) message run again on its next delivery. True if there was a record. */
   async forget(messageId: string): Promise<boolean> {
     const key = this.keyOf(messageId);
-    const [main] = await Promise.all([this.#store.delete(key), this.#store.delete(this.#runsKey(key))]);
+    const [main] = await Promise.all([this.#store.delete(key), this.#store.delete(runsKeyOf(key))]);
     return main;
   }
 
@@ -207,6 +206,7 @@ export class Inbox<M, R = unknown> {
    */
   handle(message: M, delivery: InboxHandleOptions = {}): Promise<InboxOutcome<R>> {
     let messageId: string;
+    // The one check of the id: everything after takes it as valid.
     try {
       messageId = validateKey(this.#messageId(message));
     } catch (error) {
@@ -228,60 +228,30 @@ export class Inbox<M, R = unknown> {
     redelivered: boolean | undefined,
     lease: { readonly leaseUntil?: number },
   ): Promise<InboxOutcome<R>> {
-    const key = this.keyOf(messageId);
-    if (!this.#transactional) return this.#execute(message, messageId, key, undefined, lease);
-    // Transactional mode: a crash rolls the claim back with everything else, so the store's attempt counter
-    // never rises. Runs are claimed on a second key, outside the transaction (before it, so no connection is
-    // needed while the transaction holds one): its attempt rises on each run after a crash (lease takeover) or an
-    // error (release), exactly like the claim of the non-transactional mode. A first delivery cannot have run
-    // before, so it skips the two extra round trips; its redelivery counts it (+1).
+    const key = scopedKey(this.#scope, messageId);
+    const runs = this.#runs;
+    if (runs === undefined) return this.#execute(message, messageId, key, undefined, lease);
+    // Transactional mode (see inbox-runs.ts): the runs record is claimed before the transaction, so no second
+    // connection is needed while the transaction holds one. A first delivery cannot have run before, so it skips
+    // the two extra round trips; its redelivery counts it (+1).
     if (redelivered === false) return this.#execute(message, messageId, key, 1, lease);
-    const runsKey = this.#runsKey(key);
-    let run: BeginResult;
+    let run: RunCount;
     try {
       // Bounded like every engine call: a hung store makes this delivery `failed` (redelivered later), never a
-      // `handle` that does not return. A claim whose answer comes after the timeout is given back at once, so
-      // the redelivery does not find the counter held for a whole lease.
-      run = await this.#runs.call(
-        'begin',
-        (store) =>
-          store.begin({
-            key: runsKey,
-            fingerprint: 'runs',
-            leaseMs: cappedLease(this.engine.leaseMs, lease.leaseUntil, Date.now()),
-            retentionMs: this.engine.retentionMs,
-          }),
-        (late) => {
-          if (late.kind === 'acquired') void this.#settleRuns(runsKey, late.token, false);
-        },
-      );
+      // `handle` that does not return.
+      run = await runs.count(key, lease.leaseUntil);
     } catch (error) {
       return { kind: 'failed', error, attempt: undefined };
     }
-    if (run.kind === 'inProgress') return { kind: 'busy', retryAfterMs: run.retryAfterMs };
-    const counted = (run.kind === 'acquired' ? run.attempt : 1) + (redelivered === true ? 1 : 0);
+    if (run.kind === 'busy') return { kind: 'busy', retryAfterMs: run.retryAfterMs };
+    const counted = run.attempt + (redelivered === true ? 1 : 0);
     const outcome = await this.#execute(message, messageId, key, counted, lease);
-    if (run.kind === 'acquired') {
+    if (run.claim !== undefined) {
       const finished =
         outcome.kind === 'processed' || outcome.kind === 'duplicate' || outcome.kind === 'parked';
-      await this.#settleRuns(runsKey, run.token, finished);
+      await runs.end(run.claim, finished);
     }
     return outcome;
-  }
-
-  /**
-   * Ends a run on the counter: deleted once the message is finished, released otherwise (the next run counts
-   * one more). Never rejects: a failure is reported as a `storeError` event by the guard, and a counter left
-   * claimed only makes the next delivery wait for its lease.
-   */
-  async #settleRuns(runsKey: string, token: number, finished: boolean): Promise<void> {
-    try {
-      await (finished
-        ? this.#runs.call('delete', (store) => store.delete(runsKey))
-        : this.#runs.call('release', (store) => store.release({ key: runsKey, token })));
-    } catch {
-      // Reported by the guard (storeError event); see above.
-    }
   }
 
   async #execute(
@@ -297,7 +267,7 @@ export class Inbox<M, R = unknown> {
         ...lease,
         key,
         fingerprint: FINGERPRINT,
-        scope: `inbox:${this.#scope}`,
+        scope: this.#scope,
         run: async (context) => {
           attempts = counted ?? context.attempt;
           if (attempts > this.#maxAttempts) {
@@ -334,10 +304,6 @@ export class Inbox<M, R = unknown> {
       }
       return { kind: 'failed', error, attempt: attempts };
     }
-  }
-
-  #runsKey(key: string): string {
-    return scopedKey('inbox-runs', key);
   }
 }
 
