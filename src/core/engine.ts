@@ -244,27 +244,27 @@ export class Engine {
         if (wanted(emit, type)) emit({ type, key, token, attempt }, scope);
         const claim =
           'transaction' in result
-            ? new TransactionClaim(
-                this.#parts,
+            ? new TransactionClaim({
+                parts: this.#parts,
                 key,
                 token,
                 attempt,
                 takeover,
-                result.transaction,
+                transaction: result.transaction,
                 probe,
                 // The open transaction holds the key (a duplicate waits on its row lock, none can take over), so
                 // this deadline only frees a forgotten claim: it counts from the hand-over, not from the send,
                 // which may have queued for a pooled connection or a row lock. Never past the caller's own end.
-                Math.min(Date.now() + renewEveryLease, leaseUntil ?? Number.POSITIVE_INFINITY),
+                deadline: Math.min(Date.now() + renewEveryLease, leaseUntil ?? Number.POSITIVE_INFINITY),
                 retentionMs,
-              )
-            : new LeasedClaim(
-                this.#parts,
+              })
+            : new LeasedClaim({
+                parts: this.#parts,
                 key,
                 token,
                 attempt,
                 takeover,
-                new LeaseKeeper({
+                keeper: new LeaseKeeper({
                   key,
                   scope,
                   token,
@@ -280,7 +280,7 @@ export class Engine {
                 retentionMs,
                 probe,
                 scope,
-              );
+              });
         return { kind: 'acquired', claim };
       }
       case 'replay':

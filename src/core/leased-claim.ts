@@ -14,11 +14,29 @@ import type { StoredOutcome } from './store.js';
 // Completing is the one call that must not give up easily: the effect already happened.
 const COMPLETE_RETRY_DELAYS_MS = [25, 100, 400];
 
+export interface LeasedClaimOptions {
+  readonly parts: EngineParts;
+  readonly key: string;
+  readonly token: number;
+  readonly attempt: number;
+  readonly takeover: boolean;
+  readonly keeper: LeaseKeeper;
+  readonly retentionMs: number;
+  /** Default: none. */
+  readonly probe?: ExecutionProbe | undefined;
+  /** The caller's scope (a route, a function), for the diagnostics messages. */
+  readonly scope?: string | undefined;
+}
+
 /**
  * A claim on a plain store: its lease is kept alive by a `LeaseKeeper` while the code runs, and `complete` and
  * `release` are fenced by the token in the store.
  */
 export class LeasedClaim implements Claim {
+  readonly key: string;
+  readonly token: number;
+  readonly attempt: number;
+  readonly takeover: boolean;
   readonly #parts: EngineParts;
   readonly #keeper: LeaseKeeper;
   readonly #retentionMs: number;
@@ -27,18 +45,22 @@ export class LeasedClaim implements Claim {
   readonly #scope: string | undefined;
   #settled = false;
 
-  constructor(
-    parts: EngineParts,
-    readonly key: string,
-    readonly token: number,
-    readonly attempt: number,
-    readonly takeover: boolean,
-    keeper: LeaseKeeper,
-    retentionMs: number,
-    probe: ExecutionProbe = NO_EXECUTION,
-    /** The caller's scope (a route, a function), for the diagnostics messages. */
-    scope?: string,
-  ) {
+  // Destructured into fields: the options literal is the one object a new claim costs beyond the claim.
+  constructor({
+    parts,
+    key,
+    token,
+    attempt,
+    takeover,
+    keeper,
+    retentionMs,
+    probe = NO_EXECUTION,
+    scope,
+  }: LeasedClaimOptions) {
+    this.key = key;
+    this.token = token;
+    this.attempt = attempt;
+    this.takeover = takeover;
     this.#parts = parts;
     this.#scope = scope;
     this.#keeper = keeper;

@@ -17,12 +17,30 @@ import { type ExecutionProbe, reporter } from './instrumentation.js';
 import type { Outcome } from './record.js';
 import type { StoreTransaction } from './store.js';
 
+export interface TransactionClaimOptions {
+  readonly parts: EngineParts;
+  readonly key: string;
+  readonly token: number;
+  readonly attempt: number;
+  readonly takeover: boolean;
+  readonly transaction: StoreTransaction;
+  readonly probe: ExecutionProbe;
+  /** Local time (ms since the epoch) at which the transaction is rolled back if the claim is still open. */
+  readonly deadline: number;
+  readonly retentionMs: number;
+}
+
 /**
  * A claim in transactional mode: it owns an open store transaction (and its connection), so the key's record
  * and the user's writes commit together on `complete` and roll back together on `release`, on dispose, or when
  * the lease runs out with the claim still open (a forgotten claim must not hold a connection and row locks).
  */
 export class TransactionClaim implements Claim {
+  readonly key: string;
+  readonly token: number;
+  readonly attempt: number;
+  readonly takeover: boolean;
+  readonly deadline: number;
   readonly #parts: EngineParts;
   readonly #transaction: StoreTransaction;
   readonly #retentionMs: number;
@@ -33,17 +51,22 @@ export class TransactionClaim implements Claim {
   #settled = false;
   #lost: LeaseLostError | undefined;
 
-  constructor(
-    parts: EngineParts,
-    readonly key: string,
-    readonly token: number,
-    readonly attempt: number,
-    readonly takeover: boolean,
-    transaction: StoreTransaction,
-    probe: ExecutionProbe,
-    readonly deadline: number,
-    retentionMs: number,
-  ) {
+  constructor({
+    parts,
+    key,
+    token,
+    attempt,
+    takeover,
+    transaction,
+    probe,
+    deadline,
+    retentionMs,
+  }: TransactionClaimOptions) {
+    this.key = key;
+    this.token = token;
+    this.attempt = attempt;
+    this.takeover = takeover;
+    this.deadline = deadline;
     this.#parts = parts;
     this.#transaction = transaction;
     this.#retentionMs = retentionMs;
