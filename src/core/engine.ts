@@ -10,6 +10,7 @@ import { FingerprintMismatchError, InProgressError, TransactionEscapedError } fr
 import { isEscapedOutcome } from './escaped-outcome.js';
 import { StoreGuard } from './guarded-store.js';
 import { type EngineProbe, type ExecutionProbe, NO_EXECUTION, reporter } from './instrumentation.js';
+import { labelOf } from './label.js';
 import { LeaseKeeper } from './lease-keeper.js';
 import { LeasedClaim, releaseFenced } from './leased-claim.js';
 import { type OpenedOutcome, type Outcome, openInline, openOutcome } from './record.js';
@@ -23,8 +24,9 @@ export interface BeginRequest {
   readonly key: string;
   readonly fingerprint: string;
   /**
-   * A low-cardinality name of what the key is scoped to (a route, a function), for spans and metrics only: the
-   * stored key is `key` whatever this says. Never the client's key.
+   * A low-cardinality name of what the key is scoped to (a route, a function), for spans, metrics and the
+   * record's label (`BeginInput.label`, kept from the first claim; see `labelOf`): the stored key is `key`
+   * whatever this says. Never the client's key or identity.
    */
   readonly scope?: string;
   /** Wait up to this long for a concurrent duplicate to finish (then replay it) before answering `inProgress`. */
@@ -194,7 +196,8 @@ export class Engine {
     const retentionMs = request.retentionMs ?? this.retentionMs;
     const sentAt = Date.now();
     const leaseMs = cappedLease(renewEveryLease, leaseUntil, sentAt);
-    const input = { key, fingerprint, leaseMs, retentionMs };
+    // The scope name spans use is also the record's label: what an operator sees the key belongs to.
+    const input = { key, fingerprint, leaseMs, retentionMs, label: labelOf(request.scope) };
     // Without instrumentation the store call is made directly: no closure for a probe that would only call it.
     const pending: Promise<StoreBegun> =
       probe === NO_EXECUTION

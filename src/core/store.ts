@@ -44,6 +44,14 @@ export interface BeginInput {
   readonly leaseMs: number;
   /** How long the record of an in-progress key is kept, so stuck keys stay visible and tokens keep rising. */
   readonly retentionMs: number;
+  /**
+   * What the key belongs to, for operators (`POST /payments/:id`, `fn:charge`, `inbox:ledger`): 1 to 200
+   * characters without control characters (the engine makes it with `labelOf`; stores check it with
+   * `checkLabel`). Kept from the claim that creates the record: a takeover, a claim after a release, complete,
+   * release and renew keep the label the record has (or its lack of one); only a claim on a key with no live
+   * record sets it. Undefined: the record has none.
+   */
+  readonly label?: string | undefined;
 }
 
 export type BeginResult =
@@ -100,6 +108,8 @@ export interface KeyRecord {
   readonly completedAt: number | undefined;
   readonly expiresAt: number;
   readonly outcome: StoredOutcome | undefined;
+  /** What the key belongs to, as its first claim gave it (`BeginInput.label`); absent when it was given none. */
+  readonly label?: string | undefined;
 }
 
 export interface WaitForOptions {

@@ -1,4 +1,5 @@
 import { InvalidOptionsError } from '../core/errors.js';
+import { checkLabel } from '../core/label.js';
 import {
   type BeginInput,
   type BeginResult,
@@ -78,7 +79,8 @@ export class MemoryStore implements Store {
     return this.#active.size + this.#settled.size;
   }
 
-  async begin({ key, fingerprint, leaseMs, retentionMs }: BeginInput): Promise<BeginResult> {
+  async begin({ key, fingerprint, leaseMs, retentionMs, label }: BeginInput): Promise<BeginResult> {
+    checkLabel(label, 'memory');
     const now = this.#now();
     const record = this.#find(key, now);
     if (record === undefined || record.state === 'released') {
@@ -86,6 +88,8 @@ export class MemoryStore implements Store {
       const token = nextFencingToken(record?.token ?? this.#tombstones.get(key) ?? 0, now);
       this.#tombstones.delete(key);
       const attempt = (record?.attempt ?? 0) + 1;
+      // A claim after a release continues the record: its label (or lack of one) stays the first claim's.
+      const kept = record === undefined ? label : record.label;
       this.#active.set(key, {
         key,
         state: 'inProgress',
@@ -97,6 +101,7 @@ export class MemoryStore implements Store {
         completedAt: undefined,
         expiresAt: now + retentionMs,
         outcome: undefined,
+        label: kept,
       });
       return { kind: 'acquired', token, attempt, takeover: false };
     }

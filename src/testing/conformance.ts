@@ -1,5 +1,6 @@
 import { expiryCases } from './cases/expiry.js';
 import { fencingCases } from './cases/fencing.js';
+import { labelCases } from './cases/labels.js';
 import { propertyCases } from './cases/property.js';
 import { stormCases } from './cases/storms.js';
 import { transitionCases } from './cases/transitions.js';
@@ -7,9 +8,9 @@ import type { ConformanceOptions } from './harness.js';
 
 /**
  * The contract every `Store` must pass, ours and third-party ones alike: transitions and fencing, lease expiry
- * and takeover, retention, tokens that keep rising across delete and expiry, concurrency storms, and a
- * model-based property test against a pure model of the state machine. The store must read time from the fake
- * clock it is given (`createStore({ clock })`).
+ * and takeover, retention, labels kept from the first claim, tokens that keep rising across delete and expiry,
+ * concurrency storms, and a model-based property test against a pure model of the state machine. The store must
+ * read time from the fake clock it is given (`createStore({ clock })`).
  *
  * @example
  * import { describe, it } from 'vitest'; // or 'node:test'
@@ -21,6 +22,7 @@ export function runStoreConformance(options: ConformanceOptions): void {
     transitionCases(options);
     expiryCases(options);
     fencingCases(options);
+    labelCases(options);
     stormCases(options);
     propertyCases(options);
   });

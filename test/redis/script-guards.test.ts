@@ -106,6 +106,24 @@ const LUA_GUARDS: readonly Guard[] = [
     replace: 'if true then return token end',
   },
   {
+    asset: 'begin',
+    name: 'a takeover or a claim after a release keeps the label of the record it continues',
+    find: 'if v and expiresAt > now then',
+    replace: 'if false then',
+  },
+  {
+    asset: 'begin',
+    name: 'a new record takes the label it is given',
+    find: 'layout, label = 3, ARGV[5]',
+    replace: 'layout = 2',
+  },
+  {
+    asset: 'complete',
+    name: 'a completed record keeps its layout (and so its label)',
+    find: 'struct.pack(LAYOUT, layout, C,',
+    replace: 'struct.pack(LAYOUT, 2, C,',
+  },
+  {
     asset: 'complete',
     name: 'a completion keeps its own retention',
     find: 'expires = expiresAt + keep, now + tonumber(ARGV[2])',

@@ -10,8 +10,8 @@ import type {
 
 /**
  * Layout 2 of a Redis record: one STRING per key, a fixed header the scripts read with `struct.unpack`, the
- * fingerprint, and for a completed record the outcome, which only this module reads and writes (the scripts
- * store it and hand it back as it is). The byte diagram is in `scripts/lib/record.lua` and docs/stores/redis.md.
+ * fingerprint, the label region of a record with a label (`LABELLED`, first byte 3), and for a completed record
+ * the outcome, which only this module reads and writes (the scripts store it and hand it back as it is). The byte diagram is in `scripts/lib/record.lua` and docs/stores/redis.md.
  *
  * The outcome, after the fingerprint:
  *
@@ -24,9 +24,14 @@ import type {
  *   …    body bytes, the rest of the record
  *
  * The tables spare the usual `content-type: application/json` its 34 bytes: a record with a 200-byte body then
- * fits Redis' 256-byte allocation class. They are frozen with the layout: a new entry needs layout 3.
+ * fits Redis' 256-byte allocation class. They are frozen with the layout: a new entry needs a new layout byte (4: 3 marks a label).
  */
 export const LAYOUT = 2;
+/**
+ * The first byte of a record with a label: layout 2 with the label region (`u16` length, UTF-8 label) between the
+ * fingerprint and the outcome. A record without a label stays layout 2, byte for byte.
+ */
+export const LABELLED = 3;
 /** Bytes before the fingerprint. */
 export const FIXED = 43;
 
@@ -137,6 +142,15 @@ export function encodeOutcome(outcome: StoredOutcome): Buffer {
   return out;
 }
 
+/** The label region of begin-1.lua's ARGV[5]: the label's UTF-8 length (u16) and bytes. */
+export function encodeLabel(label: string): Buffer {
+  const length = Buffer.byteLength(label, 'utf8');
+  const out = Buffer.allocUnsafe(2 + length);
+  out.writeUInt16BE(length, 0);
+  out.write(label, 2, 'utf8');
+  return out;
+}
+
 /** A record's bytes (`get-1.lua`) as a `KeyRecord`. */
 export function decodeRecord(key: string, bytes: unknown): KeyRecord {
   const buf = asRecord(bytes);
@@ -144,7 +158,7 @@ export function decodeRecord(key: string, bytes: unknown): KeyRecord {
   if (state === undefined) throw corrupt(`unknown state byte ${buf[1]}`);
   const fpLen = buf.readUInt16BE(3);
   const completed = state === 'completed';
-  return {
+  const record: KeyRecord = {
     key,
     state,
     fingerprint: buf.toString('utf8', FIXED, FIXED + fpLen),
@@ -154,28 +168,53 @@ export function decodeRecord(key: string, bytes: unknown): KeyRecord {
     createdAt: buf.readUIntBE(27, 6),
     completedAt: completed ? buf.readUIntBE(33, 6) : undefined,
     expiresAt: buf.readUIntBE(21, 6),
-    outcome: completed ? decodeOutcome(buf, FIXED + fpLen) : undefined,
+    outcome: completed ? decodeOutcome(buf, outcomeStart(buf)) : undefined,
   };
+  const label = recordLabel(buf);
+  return label === undefined ? record : { ...record, label };
 }
 
 /** The record a replay returns (`{4, record}` from begin-1.lua): its outcome and completion time. */
 export function decodeReplay(bytes: unknown): { outcome: StoredOutcome; completedAt: number } {
   const buf = asRecord(bytes);
   if (buf[1] !== 99) throw corrupt('a replay of a record that is not completed');
-  return { completedAt: buf.readUIntBE(33, 6), outcome: decodeOutcome(buf, FIXED + buf.readUInt16BE(3)) };
+  return { completedAt: buf.readUIntBE(33, 6), outcome: decodeOutcome(buf, outcomeStart(buf)) };
+}
+
+/**
+ * Where the outcome of a record (at least its first `FIXED` bytes, its fingerprint and label region) starts: after
+ * the fingerprint, and after the label region in layout 3.
+ */
+export function outcomeStart(buf: Buffer): number {
+  const at = FIXED + buf.readUInt16BE(3);
+  return buf[0] === LABELLED ? at + 2 + buf.readUInt16BE(at) : at;
+}
+
+/** The label of a record (layout 3), or undefined (layout 2). `buf` holds the record at least up to its outcome. */
+export function recordLabel(buf: Buffer): string | undefined {
+  if (buf[0] !== LABELLED) return undefined;
+  const at = FIXED + buf.readUInt16BE(3);
+  return buf.toString('utf8', at + 2, at + 2 + buf.readUInt16BE(at));
 }
 
 /** The state byte and logical end of a record's first `FIXED` bytes (for `stats`), or undefined if not a record. */
 export function peekHeader(bytes: Buffer): { state: KeyState; expiresAt: number } | undefined {
-  if (bytes.length < FIXED || bytes[0] !== LAYOUT) return undefined;
+  if (bytes.length < FIXED || (bytes[0] !== LAYOUT && bytes[0] !== LABELLED)) return undefined;
   const state = STATES[bytes[1]!];
   return state === undefined ? undefined : { state, expiresAt: bytes.readUIntBE(21, 6) };
 }
 
 function asRecord(bytes: unknown): Buffer {
   if (!Buffer.isBuffer(bytes)) throw corrupt('a record reply that is not bytes');
-  if (bytes.length < FIXED || bytes[0] !== LAYOUT) throw corrupt(`not a layout ${LAYOUT} record`);
-  if (bytes.length < FIXED + bytes.readUInt16BE(3)) throw corrupt('a record shorter than its fingerprint');
+  if (bytes.length < FIXED || (bytes[0] !== LAYOUT && bytes[0] !== LABELLED))
+    throw corrupt(`not a layout ${LAYOUT} record`);
+  const fpEnd = FIXED + bytes.readUInt16BE(3);
+  if (bytes.length < fpEnd) throw corrupt('a record shorter than its fingerprint');
+  if (
+    bytes[0] === LABELLED &&
+    (bytes.length < fpEnd + 2 || bytes.length < fpEnd + 2 + bytes.readUInt16BE(fpEnd))
+  )
+    throw corrupt('a record shorter than its label');
   return bytes;
 }
 

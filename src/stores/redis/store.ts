@@ -14,6 +14,7 @@ import type {
 import { ConnectionGate, toStoreError } from './connection.js';
 import { redisEndpoint } from './endpoint.js';
 import { type KeyLayout, keyLayout } from './keys.js';
+import { LabelArgs } from './label-args.js';
 import { type RedisStoreOptions, type ResolvedOptions, resolveOptions } from './options.js';
 import { encodeOutcome } from './record.js';
 import { decodeBeginReply, decodeGetReply, decodeReply, decodeTransitionReply } from './replies.js';
@@ -35,12 +36,13 @@ const decodeFlag = (reply: unknown): boolean => {
 };
 
 /**
- * The Redis store: one STRING per record at `<prefix>:{<key>}` (layout 2: a packed header, the fingerprint and
- * the outcome; see `record.ts`), every transition one Lua script on that key, so each is atomic and the store
- * runs unchanged on standalone Redis, Sentinel and Cluster (Redis >= 6.2). A new request costs two round trips
- * (begin, complete), a replay one: `begin` returns the stored record itself. Fencing tokens and leases are
- * checked inside the scripts; time comes from Redis `TIME`. Records of oncely 0.1 (a HASH each) are read as
- * they are and rewritten in layout 2 by the next transition (docs/stores/redis.md, "Upgrading from 0.1").
+ * The Redis store: one STRING per record at `<prefix>:{<key>}` (layout 2: a packed header, the fingerprint, the
+ * label of a record that has one, and the outcome; see `record.ts`), every transition one Lua script on that
+ * key, so each is atomic and the store runs unchanged on standalone Redis, Sentinel and Cluster (Redis >= 6.2).
+ * A new request costs two round trips (begin, complete), a replay one: `begin` returns the stored record itself.
+ * Fencing tokens and leases are checked inside the scripts; time comes from Redis `TIME`. Records of oncely 0.1
+ * (a HASH each) are read as they are and rewritten in layout 2 by the next transition (docs/stores/redis.md,
+ * "Upgrading from 0.1").
  *
  * @example
  * import { Redis } from 'ioredis';
@@ -58,6 +60,7 @@ export class RedisStore implements Store {
   readonly #keys: KeyLayout;
   readonly #gate: ConnectionGate;
   readonly #waiter: SettleWaiter;
+  readonly #labels = new LabelArgs();
   #ownSubscriber: RedisClient | undefined;
   #closed = false;
 
@@ -85,8 +88,18 @@ export class RedisStore implements Store {
     return this.#keys;
   }
 
-  begin({ key, fingerprint, leaseMs, retentionMs }: BeginInput): Promise<BeginResult> {
-    return this.#run('begin', key, [fingerprint, leaseMs, retentionMs, this.#now()], decodeBeginReply, true);
+  begin({ key, fingerprint, leaseMs, retentionMs, label }: BeginInput): Promise<BeginResult> {
+    let args: ScriptArg[];
+    try {
+      // No label, no fifth argument: such a record is written and costs exactly as before labels.
+      args =
+        label === undefined
+          ? [fingerprint, leaseMs, retentionMs, this.#now()]
+          : [fingerprint, leaseMs, retentionMs, this.#now(), this.#labels.of(label)];
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return this.#run('begin', key, args, decodeBeginReply, true);
   }
 
   complete({ key, token, outcome, retentionMs }: CompleteInput): Promise<TransitionResult> {

@@ -7,6 +7,9 @@
   ARGV[2]  leaseMs: how long the claim holds before another caller may take over
   ARGV[3]  retentionMs: how long the in-progress record is kept (the key's TTL adds the lease: see lib/record.lua)
   ARGV[4]  now in ms since the epoch, or '' to read the server's TIME
+  ARGV[5]  optional: the label region of a new record, u16 length and the label (lib/record.lua); absent for a
+           claim without a label. Written only by a claim that makes a new record: a takeover or a claim after a
+           release keeps the label region the record has (none included)
 
   Returns one of
     token                             acquired, a first attempt (attempt 1, no takeover): most claims
@@ -44,11 +47,20 @@ else
   -- or a released one (attempts counted, creation kept).
   waiters = 0
 end
+local label = ''
+if v and expiresAt > now then
+  -- A takeover or a claim after a release continues the record: its label, or its lack of one, stays.
+  if layout == 3 then label = string.sub(v, FIXED + fpLen + 1) end
+elseif ARGV[5] then
+  layout, label = 3, ARGV[5]
+else
+  layout = 2
+end
 token = math.max(token + 1, now)
 attempt = attempt + 1
 local leaseMs = tonumber(ARGV[2])
 state, leaseUntil, expiresAt, completedAt = P, now + leaseMs, now + tonumber(ARGV[3]), 0
-local fp, outcome, slack = fingerprint, '', leaseMs
+local fp, outcome, slack = fingerprint, label, leaseMs
 --@include save
 if attempt == 1 then return token end
 return { 1, token, attempt, takeover and 1 or 0 }

@@ -11,7 +11,7 @@
     {-1, what}   corrupt: the key holds something that is not a record (left as it is)
 
   A record whose token the clock has not passed yet (claimed this very millisecond, or tokens ran ahead of the
-  clock) leaves a tombstone: state 'r', ending now, fingerprint and outcome dropped, token kept, for the few ms
+  clock) leaves a tombstone: state 'r', ending now, fingerprint, label and outcome dropped, token kept, for the few ms
   until the clock passes the token. The next claim then still gets a higher token than the deleted owner's.
 ]]
 --@include record
@@ -19,8 +19,8 @@ if not v then return 0 end
 --@include clock arg=ARGV[1]
 local publish, live = waiters ~= 0, expiresAt > now
 if token >= now then
-  -- The tombstone: state 'r', waiters 0, ending now; attempt, token, lease end and creation kept.
-  state, waiters, expiresAt, completedAt = R, 0, now, 0
+  -- The tombstone: state 'r', waiters 0, ending now; attempt, token, lease end and creation kept, no label.
+  layout, state, waiters, expiresAt, completedAt = 2, R, 0, now, 0
   local fp, outcome, slack = '', '', 0
 --@include save
 else

@@ -1,0 +1,154 @@
+/**
+ * @module Record labels in Redis, where the contract suite cannot see: the bytes (a record without a label is layout
+ * 2 exactly as before labels; one with a label is layout 3), records written before labels read and continued, and
+ * a bad label refused before it reaches a record.
+ */
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, it } from 'vitest';
+import { isInvalidOptionsError } from '../../src/core/errors.js';
+import type { StoredOutcome } from '../../src/core/store.js';
+import { RedisStore } from '../../src/stores/redis/index.js';
+import { FakeClock } from '../../src/testing/index.js';
+import { requireService, services } from '../support/services.js';
+
+const LEASE = 10_000;
+const RETENTION = 60_000;
+const lease = { leaseMs: LEASE, retentionMs: RETENTION };
+const outcome: StoredOutcome = {
+  status: 201,
+  headers: [['content-type', 'application/json']],
+  body: Buffer.from('{"id":7}'),
+  encoding: 'identity',
+  storage: 'inline',
+};
+
+let admin: Redis;
+beforeAll(async () => {
+  await requireService('redis');
+  admin = new Redis(services.redis.url);
+});
+afterAll(async () => {
+  await admin.quit();
+});
+
+function setup() {
+  const clock = new FakeClock();
+  const store = new RedisStore({ client: admin, prefix: `lbl${randomUUID().slice(0, 8)}`, clock: clock.now });
+  const raw = (key: string) => admin.getBuffer(store.keys.record(key));
+  return { clock, store, raw, key: randomUUID() };
+}
+
+/** The 43-byte header of layout 2 (scripts/lib/record.lua), as every version since layout 2 writes it. */
+function header(fields: {
+  layout: number;
+  state: string;
+  fpLen: number;
+  attempt: number;
+  token: number;
+  leaseUntil: number;
+  expiresAt: number;
+  createdAt: number;
+  keep: number;
+}): Buffer {
+  const b = Buffer.alloc(43);
+  b[0] = fields.layout;
+  b[1] = fields.state.charCodeAt(0);
+  b.writeUInt16BE(fields.fpLen, 3);
+  b.writeUInt32BE(fields.attempt, 5);
+  b.writeUIntBE(fields.token, 9, 6);
+  b.writeUIntBE(fields.leaseUntil, 15, 6);
+  b.writeUIntBE(fields.expiresAt, 21, 6);
+  b.writeUIntBE(fields.createdAt, 27, 6);
+  b.writeUInt32BE(fields.keep, 39);
+  return b;
+}
+
+describe('RedisStore labels', () => {
+  it('a claim without a label writes layout 2 byte for byte as before labels; one with a label, layout 3', async () => {
+    const { clock, store, raw, key } = setup();
+    const now = clock.now();
+    const plain = await store.begin({ key, fingerprint: 'fp', ...lease });
+    assert.ok(plain.kind === 'acquired');
+    const expected = Buffer.concat([
+      header({
+        layout: 2,
+        state: 'p',
+        fpLen: 2,
+        attempt: 1,
+        token: plain.token,
+        leaseUntil: now + LEASE,
+        expiresAt: now + RETENTION,
+        createdAt: now,
+        keep: LEASE,
+      }),
+      Buffer.from('fp'),
+    ]);
+    assert.deepEqual(await raw(key), expected, 'no byte added for a record without a label');
+
+    const labelled = randomUUID();
+    await store.begin({ key: labelled, fingerprint: 'fp', ...lease, label: 'POST /päy' });
+    const bytes = (await raw(labelled))!;
+    assert.equal(bytes[0], 3, 'layout 3: a record with a label');
+    const label = Buffer.from('POST /päy');
+    assert.deepEqual(bytes.subarray(45), Buffer.concat([Buffer.from([0, label.length]), label]));
+    assert.equal(bytes.length, 43 + 2 + 2 + label.length, 'header, fingerprint, u16 length, the label');
+    assert.equal((await store.get(labelled))?.label, 'POST /päy');
+  });
+
+  it('a layout 2 record written before labels is read, taken over, completed and replayed without a label', async () => {
+    const { clock, store, raw, key } = setup();
+    const now = clock.now();
+    const before = Buffer.concat([
+      header({
+        layout: 2,
+        state: 'p',
+        fpLen: 2,
+        attempt: 1,
+        token: now,
+        leaseUntil: now + LEASE,
+        expiresAt: now + RETENTION,
+        createdAt: now,
+        keep: LEASE,
+      }),
+      Buffer.from('fp'),
+    ]);
+    await admin.set(store.keys.record(key), before, 'PX', RETENTION + LEASE + 60_000);
+    const read = await store.get(key);
+    assert.equal(read?.state, 'inProgress');
+    assert.equal(read?.label, undefined);
+    assert.ok(!('label' in read!), 'no label property at all on a record without one');
+    clock.advance(LEASE + 1);
+    const takeover = await store.begin({ key, fingerprint: 'fp', ...lease, label: 'POST /late' });
+    assert.ok(takeover.kind === 'acquired' && takeover.takeover && takeover.attempt === 2);
+    assert.equal((await raw(key))![0], 2, 'the record continued: still no label');
+    await store.complete({ key, token: takeover.token, outcome, retentionMs: RETENTION });
+    const replay = await store.begin({ key, fingerprint: 'fp', ...lease, label: 'POST /late' });
+    assert.ok(replay.kind === 'replay');
+    assert.equal(Buffer.from(replay.outcome.body).toString(), '{"id":7}');
+    assert.equal((await store.get(key))?.label, undefined);
+  });
+
+  it('a completed labelled record replays its outcome, read after the label', async () => {
+    const { store, key } = setup();
+    const first = await store.begin({ key, fingerprint: 'fp', ...lease, label: 'POST /payments' });
+    assert.ok(first.kind === 'acquired');
+    await store.complete({ key, token: first.token, outcome, retentionMs: RETENTION });
+    const replay = await store.begin({ key, fingerprint: 'fp', ...lease });
+    assert.ok(replay.kind === 'replay');
+    assert.equal(replay.outcome.status, 201);
+    assert.deepEqual(replay.outcome.headers, outcome.headers);
+    assert.equal(Buffer.from(replay.outcome.body).toString(), '{"id":7}');
+    const stats = await store.stats();
+    assert.equal(stats.completed, 1, 'stats reads layout 3 headers');
+  });
+
+  it('a label with a control character, or longer than 200 characters, is refused before it is written', async () => {
+    const { store, raw, key } = setup();
+    for (const label of ['POST /a\u001b[31m', 'x'.repeat(201), '', 'a\u202eb']) {
+      await assert.rejects(store.begin({ key, fingerprint: 'fp', ...lease, label }), isInvalidOptionsError);
+    }
+    assert.equal(await raw(key), null, 'nothing was written');
+  });
+});
