@@ -6,7 +6,8 @@
 // preloaded; after a warm-up, `REQUESTS` requests with fresh keys (10 connections, autocannon) are counted, three
 // times. Writes the `http-allocations` section of docs/benchmarks.md.
 // Run: npm run build && flock /tmp/oncely-bench.lock node --import tsx bench/http/allocations.ts
-//   (FRAMEWORKS=express,fastify,hono,node REQUESTS=20000 by default; WRITE=0 only prints)
+//   (FRAMEWORKS=express,fastify,hono,node REQUESTS=20000 by default; WRITE=0 only prints; VARIANTS=baseline,oncely-memory
+//   measures only those, for a quick before/after of a change, and then writes nothing)
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -17,7 +18,8 @@ import { fireRequests } from './measure.js';
 import { type Framework, startServer, type Variant } from './processes.js';
 
 const FRAMEWORKS = (process.env.FRAMEWORKS ?? 'express,fastify,hono,node').split(',') as Framework[];
-const VARIANTS: Variant[] = ['baseline', 'minimal', 'oncely-memory', 'oncely'];
+const ALL_VARIANTS: Variant[] = ['baseline', 'minimal', 'oncely-memory', 'oncely'];
+const VARIANTS = (process.env.VARIANTS?.split(',') as Variant[] | undefined) ?? ALL_VARIANTS;
 const REQUESTS = Number(process.env.REQUESTS ?? 20_000);
 const ROUNDS = 3;
 const COUNTER = fileURLToPath(new URL('./heap-counter.mjs', import.meta.url));
@@ -81,6 +83,7 @@ try {
   rmSync(dir, { recursive: true, force: true });
 }
 
+if (VARIANTS !== ALL_VARIANTS) process.exit(0); // the table needs every variant
 const kb = (bytes: number) => (bytes / 1024).toFixed(1);
 const rows = FRAMEWORKS.map((framework) => {
   const of = (variant: Variant) => perRequest.get(`${framework}/${variant}`)!;

@@ -5,9 +5,10 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { IdempotencyContext } from './context.js';
 import { rejected } from './diagnostics.js';
 import { HttpIdempotency, type Running } from './flow.js';
-import { NodeExchange } from './node-exchange.js';
-import { type ResponseCapture, writeAnswer } from './node-response.js';
-import { nodeView, readBody } from './node-view.js';
+import { writeAnswer } from './node/answer.js';
+import type { ResponseCapture } from './node/capture.js';
+import { NodeExchange } from './node/exchange.js';
+import { type ExpressRequestFields, expressView, readUnparsedBody, routeOf } from './node/express-request.js';
 import { operationStatus } from './operation-status.js';
 import { checkOptionNames, createShared, type HttpIdempotencyOptions, resolveRoute } from './options.js';
 import { problemAnswer } from './problem.js';
@@ -31,17 +32,6 @@ declare global {
 export type ExpressRequest = IncomingMessage;
 export type ExpressResponse = ServerResponse;
 
-/** What the middleware reads of an Express request. */
-interface ExpressRequestFields extends IncomingMessage {
-  body?: unknown;
-  /** Set by `express.json({ verify })` style hooks: the exact bytes, preferred for the fingerprint. */
-  rawBody?: unknown;
-  baseUrl?: string;
-  originalUrl?: string;
-  route?: { path?: unknown };
-  params?: { id?: unknown };
-}
-
 interface ExpressResponseFields extends ServerResponse {
   locals: { idempotency?: IdempotencyContext };
 }
@@ -53,9 +43,6 @@ export interface ExpressIdempotency extends ExpressMiddleware {
   /** The status route of long-running requests: mount as `app.get('/operations/:id', idem.status)`. */
   readonly status: ExpressMiddleware;
 }
-
-// An Express app without a body parser before this middleware: it reads the body itself, up to this size.
-const OWN_BODY_LIMIT_BYTES = 1024 * 1024;
 
 /**
  * Idempotency-Key middleware for Express 4 and 5. Mount it on the routes that change state, after the body
@@ -101,28 +88,16 @@ async function handle(
   res: ExpressResponseFields,
   next: ExpressNext,
 ) {
-  if (req.rawBody === undefined && hasUnreadBody(req)) {
-    // No parser read this body (none mounted before, or none matched its type): read it here, so it can be
-    // fingerprinted, and leave it where a handler finds it.
-    const body = await readBody(req, OWN_BODY_LIMIT_BYTES);
-    if (body === undefined) {
+  const reading = readUnparsedBody(req);
+  if (reading !== undefined) {
+    if ((await reading) === 'too-large') {
       const answer = problemAnswer('body-too-large', 'the body exceeds 1,048,576 bytes');
       return writeAnswer(res, rejected('body-too-large', answer, req.method ?? 'POST', routeOf(req)));
     }
-    req.rawBody = body;
-    if (req.body === undefined) req.body = body;
-    // body-parser skips requests marked read; without the mark a parser mounted later would wait forever.
-    (req as { _body?: boolean })._body = true;
+    // Where a handler finds it, as a parser would have left it.
+    if (req.body === undefined) req.body = req.rawBody;
   }
-  const raw = req.rawBody;
-  const bytes = raw instanceof Uint8Array ? raw : undefined;
-  const view = nodeView(
-    req,
-    routeOf(req),
-    req.originalUrl ?? req.url ?? '/',
-    bytes,
-    bytes ? undefined : req.body,
-  );
+  const view = expressView(req);
   let capture: ResponseCapture | undefined;
   const start = await flow.start(view, (answer) => {
     capture?.restore();
@@ -151,16 +126,4 @@ class ExpressExchange extends NodeExchange {
   protected answerError(): void {
     this.capture.answer(problemAnswer('handler-failed', 'the request failed; nothing was stored'));
   }
-}
-
-/** The route template when the middleware is mounted on a route (`app.post('/orders/:id', idem, …)`). */
-function routeOf(req: ExpressRequestFields): string | undefined {
-  const path = req.route?.path;
-  return typeof path === 'string' ? `${req.baseUrl ?? ''}${path}` : undefined;
-}
-
-function hasUnreadBody(req: ExpressRequestFields): boolean {
-  if (req.readableEnded || (req as { _body?: boolean })._body) return false;
-  const length = req.headers['content-length'];
-  return (length !== undefined && length !== '0') || req.headers['transfer-encoding'] !== undefined;
 }

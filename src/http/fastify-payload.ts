@@ -1,3 +1,7 @@
+/**
+ * @module Fastify's own capture: an `onSend` payload (a string, bytes, a Node stream) read into the bytes to store, or
+ * let through as a stream when it grows past the cap or is an event stream.
+ */
 import { Readable } from 'node:stream';
 
 /** A payload that goes out as it comes: the part read so far, then the rest of the source. */
@@ -59,8 +63,4 @@ export async function payloadBytes(
     return { stream: Readable.from(rest(), { objectMode: false }), eventStream };
   }
   return Buffer.from(String(payload), 'utf8');
-}
-
-export function isEventStream(type: unknown): boolean {
-  return typeof type === 'string' && type.trimStart().toLowerCase().startsWith('text/event-stream');
 }

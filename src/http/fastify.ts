@@ -12,9 +12,11 @@ import fp from 'fastify-plugin';
 import { InvalidOptionsError } from '../core/errors.js';
 import { knownOptions } from '../core/validate.js';
 import type { IdempotencyContext } from './context.js';
+import { payloadBytes, payloadInMemory } from './fastify-payload.js';
 import { HttpIdempotency, type Running } from './flow.js';
+import { groupHeaders, headerPairs } from './header-pairs.js';
 import { headerLines } from './key-header.js';
-import { groupHeaders, headerPairs } from './node-headers.js';
+import { isEventStream } from './media-type.js';
 import { operationStatus } from './operation-status.js';
 import {
   checkOptionNames,
@@ -26,7 +28,6 @@ import {
 } from './options.js';
 import type { HttpAnswer } from './problem.js';
 import type { RequestView } from './scope.js';
-import { isEventStream, payloadBytes, payloadInMemory } from './stream-payload.js';
 
 export type { IdempotencyContext } from './context.js';
 

@@ -9,7 +9,7 @@ import type { ResolvedRoute, Shared } from './options.js';
 import { type HttpAnswer, problemAnswer } from './problem.js';
 import { requestFingerprint } from './request-fingerprint.js';
 import { RunTimes } from './run-times.js';
-import { Running, type RunningTarget } from './running.js';
+import { type ClaimedRequest, Running, type RunningTarget } from './running.js';
 import { pathOf, type RequestView } from './scope.js';
 
 export type { Finish } from './running.js';
@@ -24,18 +24,14 @@ export type Start<Sent> =
   /** The request owns the key: run the handler, then hand its response to `respond` (or its error to `fail`). */
   | Running<Sent>;
 
-type Decided =
-  | Start<never>
-  | {
-      readonly kind: 'begin';
-      readonly id: string;
-      readonly key: string;
-      readonly fingerprint: string;
-      /** Method and route (template or path): what run times are estimated per. */
-      readonly runs: string;
-      /** Method and route template, or the method alone: low-cardinality, for telemetry. */
-      readonly label: string;
-    };
+/** A request to `begin` for: also what a `Running` keeps of it, so a claim makes no second object. */
+interface Begin extends ClaimedRequest {
+  readonly kind: 'begin';
+  /** Method and route template, or the method alone: low-cardinality, for telemetry. */
+  readonly label: string;
+}
+
+type Decided = Start<never> | Begin;
 
 const PASS = { kind: 'pass' } as const;
 
@@ -61,6 +57,7 @@ export class HttpIdempotency<Req> {
       cache: shared.cache,
       maxBodyBytes: shared.maxBodyBytes,
       notices: shared.notices,
+      runTimes: this.#runTimes,
     };
   }
 
@@ -87,7 +84,7 @@ export class HttpIdempotency<Req> {
       return Promise.reject(error);
     }
     if (decided.kind !== 'begin') return Promise.resolve(decided);
-    const { id, key, fingerprint, runs, label } = decided;
+    const { id, fingerprint, label } = decided;
     const { route } = this;
     return this.engine
       .begin({
@@ -100,7 +97,7 @@ export class HttpIdempotency<Req> {
         leaseUntil,
       })
       .then(
-        (begun) => this.#begun(begun, id, key, fingerprint, runs, accept),
+        (begun) => this.#begun(begun, decided, accept),
         (error: unknown) => this.#unavailable(error, id),
       );
   }
@@ -156,17 +153,11 @@ export class HttpIdempotency<Req> {
     };
   }
 
-  #begun<Sent>(
-    begun: Begun,
-    id: string,
-    key: string,
-    fingerprint: string,
-    runs: string,
-    accept: (answer: HttpAnswer) => Sent,
-  ): Start<Sent> {
+  #begun<Sent>(begun: Begun, request: Begin, accept: (answer: HttpAnswer) => Sent): Start<Sent> {
+    const { id, fingerprint, runs } = request;
     switch (begun.kind) {
       case 'acquired':
-        return new Running(this.#target, begun.claim, key, id, fingerprint, accept, this.#runTimes, runs);
+        return new Running(this.#target, request, begun.claim, accept);
       case 'replay': {
         const answer = replayAnswer(begun.outcome);
         this.cache?.remember(id, fingerprint, answer, begun.completedAt + this.route.retentionMs);

@@ -1,6 +1,6 @@
 import type { Context } from 'hono';
 import type { HttpAnswer } from './problem.js';
-import { pairsOf } from './web-body.js';
+import { pairsOf } from './web/body.js';
 
 /**
  * On Node, @hono/node-server answers with a lightweight `Response` that keeps `[status, body, headers]` under a

@@ -10,13 +10,13 @@ import {
   plainAnswer,
   responseHeaderPairs,
 } from './hono-lightweight.js';
+import { parseJsonBody } from './json-body.js';
 import { headerLines } from './key-header.js';
-import { parseJsonBody } from './node-view.js';
 import { operationStatus } from './operation-status.js';
 import { checkOptionNames, createShared, type HttpIdempotencyOptions, resolveRoute } from './options.js';
 import { type HttpAnswer, problemAnswer } from './problem.js';
 import type { RequestView } from './scope.js';
-import { readCapped } from './web-body.js';
+import { readCapped } from './web/body.js';
 
 export type { IdempotencyContext } from './context.js';
 

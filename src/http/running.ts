@@ -22,12 +22,25 @@ export type Finish =
   /** The handler threw: let the framework's error handling answer (nothing is stored). */
   | { readonly kind: 'error'; readonly error: unknown };
 
-/** Where the claim's outcome goes besides the store. */
+/** The route's side of every `Running`, made once per route: where the outcome goes besides the store. */
 export interface RunningTarget {
   readonly route: ResolvedRoute<unknown>;
   readonly cache: LocalOutcomeCache | undefined;
   readonly maxBodyBytes: number;
   readonly notices: Notices;
+  /** Where the handler's run time is observed, under the request's `runs`. */
+  readonly runTimes: RunTimes | undefined;
+}
+
+/** The request's side: the one a claim was won for, as the flow decided it before `begin`. */
+export interface ClaimedRequest {
+  /** The client's key, as sent. */
+  readonly key: string;
+  /** The scoped key: the record's id in the store. */
+  readonly id: string;
+  readonly fingerprint: string;
+  /** Method and route (template or path): what run times are estimated per. */
+  readonly runs: string;
 }
 
 const DEFERRED: Finish = { kind: 'deferred' };
@@ -51,35 +64,28 @@ export class Running<Sent> {
   readonly #handler: HandlerContext<Sent>;
   readonly #target: RunningTarget;
   readonly #claim: Claim;
-  readonly #id: string;
-  readonly #fingerprint: string;
+  readonly #request: ClaimedRequest;
   #open = true;
   #streaming = false;
   readonly #startedAt = Date.now();
   readonly #accept: (answer: HttpAnswer) => Sent;
-  readonly #runTimes: RunTimes | undefined;
-  readonly #runs: string;
   #before: HeaderSnapshot | undefined;
 
+  /**
+   * Two objects that exist already rather than one options object made per request: the route's `target` (made
+   * once) and the flow's decision for this `request`; then the claim won for it, and how a 202 is sent (`accept`).
+   */
   constructor(
     target: RunningTarget,
+    request: ClaimedRequest,
     claim: Claim,
-    key: string,
-    id: string,
-    fingerprint: string,
     accept: (answer: HttpAnswer) => Sent,
-    /** Where the handler's run time is observed, under `runs` (method and route). */
-    runTimes?: RunTimes,
-    runs = '',
   ) {
     this.#target = target;
-    this.#accept = accept;
-    this.#runTimes = runTimes;
-    this.#runs = runs;
+    this.#request = request;
     this.#claim = claim;
-    this.#id = id;
-    this.#fingerprint = fingerprint;
-    this.#handler = new HandlerContext(key, claim, this);
+    this.#accept = accept;
+    this.#handler = new HandlerContext(request.key, claim, this);
     this.context = this.#handler;
   }
 
@@ -200,7 +206,7 @@ export class Running<Sent> {
   }
 
   #observed(): void {
-    this.#runTimes?.observe(this.#runs, Date.now() - this.#startedAt);
+    this.#target.runTimes?.observe(this.#request.runs, Date.now() - this.#startedAt);
   }
 
   /**
@@ -213,7 +219,9 @@ export class Running<Sent> {
       throw new InvalidOptionsError('defer needs the longRunning option on this route');
     if (!this.#open) throw new InvalidOptionsError('defer: this request has answered already');
     this.#open = false;
-    const sent = this.#accept(acceptedAnswer(longRunning.location(this.#id), longRunning.pollAfterMs));
+    const sent = this.#accept(
+      acceptedAnswer(longRunning.location(this.#request.id), longRunning.pollAfterMs),
+    );
     void this.#finishDeferred(work);
     return sent;
   }
@@ -241,6 +249,7 @@ export class Running<Sent> {
     // A body over the cap replays from the store as "not retained"; the cache must not answer better than that.
     if (cache === undefined || outcome.body.byteLength > maxBodyBytes) return;
     const expiresAt = Date.now() + (retentionMs ?? route.retentionMs);
-    cache.remember(this.#id, this.#fingerprint, replayAnswer({ retained: true, outcome }), expiresAt);
+    const { id, fingerprint } = this.#request;
+    cache.remember(id, fingerprint, replayAnswer({ retained: true, outcome }), expiresAt);
   }
 }

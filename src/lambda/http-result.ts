@@ -1,6 +1,6 @@
 import type { Outcome } from '../core/record.js';
 import type { HeaderPairs } from '../core/store.js';
-import { groupHeaders } from '../http/node-headers.js';
+import { groupHeaders } from '../http/header-pairs.js';
 import type { HttpAnswer } from '../http/problem.js';
 import type { HttpApiResult, RestApiResult } from './events.js';
 import type { EventFormat } from './http-event.js';

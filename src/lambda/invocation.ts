@@ -1,7 +1,7 @@
 import { InvalidOptionsError } from '../core/errors.js';
 import type { IdempotencyContext } from '../http/context.js';
 import { HttpIdempotency, type Running } from '../http/flow.js';
-import { parseJsonBody } from '../http/node-view.js';
+import { parseJsonBody } from '../http/json-body.js';
 import {
   checkOptionNames,
   createShared,

@@ -8,9 +8,9 @@ import {
   ServerResponse,
 } from 'node:http';
 import type { HeaderPairs } from '../core/store.js';
+import { headerPairs } from '../http/header-pairs.js';
 import { headerLines } from '../http/key-header.js';
-import { groupHeaders, headerPairs } from '../http/node-headers.js';
-import { nodeView, readBody } from '../http/node-view.js';
+import { type ExpressRequestFields, expressView, readUnparsedBody } from '../http/node/express-request.js';
 import type { RequestView } from '../http/scope.js';
 
 /**
@@ -42,18 +42,6 @@ export interface Exchange<Req> {
   readonly params: Readonly<Record<string, unknown>> | undefined;
 }
 
-/** What oncely reads of an Express request (the Express platform). */
-interface ExpressRequest extends IncomingMessage {
-  body?: unknown;
-  /** Set by `NestFactory.create(…, { rawBody: true })`: the exact bytes, preferred for the fingerprint. */
-  rawBody?: unknown;
-  baseUrl?: string;
-  originalUrl?: string;
-  route?: { path?: unknown };
-  params?: Record<string, unknown>;
-  _body?: boolean;
-}
-
 /** What oncely reads of a Fastify request and reply (the Fastify platform). */
 interface FastifyRequest {
   readonly raw: IncomingMessage;
@@ -70,16 +58,13 @@ interface FastifyReply {
   getHeaders(): OutgoingHttpHeaders;
 }
 
-// What the Express platform reads of a body no parser took (text/plain without `useBodyParser('text')`): up to
-// this size, as oncely/express does; a larger one is fingerprinted by its media type alone.
-const OWN_BODY_LIMIT_BYTES = 1024 * 1024;
-
 /**
  * The exchange of a request on Nest's Express or Fastify platform; undefined on anything else (the interceptor
  * then refuses the request rather than run it unprotected). Reads a body no parser read, so it can be fingerprinted.
  */
 export async function exchangeOf<Req>(request: Req, response: unknown): Promise<Exchange<Req> | undefined> {
-  if (response instanceof ServerResponse) return expressExchange(request as Req & ExpressRequest, response);
+  if (response instanceof ServerResponse)
+    return expressExchange(request as Req & ExpressRequestFields, response);
   if (isFastifyReply(response)) return fastifyExchange(request as Req & FastifyRequest, response);
   return undefined;
 }
@@ -94,26 +79,15 @@ function isFastifyReply(value: unknown): value is FastifyReply {
 }
 
 async function expressExchange<Req>(
-  request: Req & ExpressRequest,
+  request: Req & ExpressRequestFields,
   raw: ServerResponse,
 ): Promise<Exchange<Req>> {
-  if (request.rawBody === undefined && hasUnreadBody(request)) {
-    const body = await readBody(request, OWN_BODY_LIMIT_BYTES);
-    if (body !== undefined) request.rawBody = body;
-    // body-parser skips requests marked read; a parser that ran later would wait for bytes already taken.
-    request._body = true;
-  }
-  const bytes = request.rawBody instanceof Uint8Array ? request.rawBody : undefined;
-  const path = request.route?.path;
-  const route = typeof path === 'string' ? `${request.baseUrl ?? ''}${path}` : undefined;
+  // A body no parser took (text/plain without `useBodyParser('text')`) is read up to the size oncely/express reads;
+  // a larger one is fingerprinted by its media type alone.
+  const reading = readUnparsedBody(request);
+  if (reading !== undefined) await reading;
   return {
-    view: nodeView(
-      request,
-      route,
-      request.originalUrl ?? request.url ?? '/',
-      bytes,
-      bytes ? undefined : request.body,
-    ),
+    view: expressView(request),
     raw,
     headers: () => headerPairs(raw.getHeaders()),
     params: request.params,
@@ -141,17 +115,4 @@ function fastifyExchange<Req>(request: Req & FastifyRequest, reply: FastifyReply
     headers: () => headerPairs(reply.getHeaders()),
     params: request.params,
   };
-}
-
-function hasUnreadBody(request: ExpressRequest): boolean {
-  if (request.readableEnded || request._body) return false;
-  const length = request.headers['content-length'];
-  return (length !== undefined && length !== '0') || request.headers['transfer-encoding'] !== undefined;
-}
-
-/** Puts the response's headers back to `headers` (what they were when the layer got the request). */
-export function resetHeaders(raw: ServerResponse, headers: HeaderPairs): void {
-  for (const name of raw.getHeaderNames()) raw.removeHeader(name);
-  for (const [name, values] of groupHeaders(headers))
-    raw.setHeader(name, values.length === 1 ? values[0]! : values);
 }

@@ -8,10 +8,11 @@ import {
 import { from, mergeMap, type Observable, of } from 'rxjs';
 import type { HeaderPairs } from '../core/store.js';
 import type { IdempotencyContext } from '../http/context.js';
+import { answerInstead, answerOver } from '../http/node/answer.js';
 import { operationStatus } from '../http/operation-status.js';
 import type { HttpAnswer } from '../http/problem.js';
 import { type Exchange, exchangeOf, type NestRequest } from './exchange.js';
-import { HeldResponse, sendAnswer, sendInstead } from './respond.js';
+import { NestExchange } from './respond.js';
 import { OncelyRoutes, type RouteEntry } from './routes.js';
 
 // On Nest's request object: the layer took this request (a second copy of the interceptor stands aside), and the
@@ -71,11 +72,11 @@ export class IdempotencyInterceptor implements NestInterceptor {
       );
       return answered(exchange, before, answer, entry.answersItself);
     }
-    let held: HeldResponse | undefined;
+    let held: NestExchange | undefined;
     const start = await entry.flow.start(exchange.view, (answer) => held?.accept(answer));
     if (start.kind === 'pass') return next.handle();
     if (start.kind === 'answer') return answered(exchange, before, start.answer, entry.answersItself);
-    held = new HeldResponse(exchange.raw, before, start, entry.answersItself);
+    held = new NestExchange(start, exchange.raw, before, entry.answersItself);
     request[CONTEXT] = start.context;
     return next.handle();
   }
@@ -88,8 +89,8 @@ function answered(
   answer: HttpAnswer,
   answersItself: boolean,
 ): Observable<undefined> {
-  if (answersItself) sendAnswer(exchange.raw, before, answer);
-  else sendInstead(exchange.raw, before, answer);
+  if (answersItself) answerOver(exchange.raw, before, answer);
+  else answerInstead(exchange.raw, before, answer);
   return of(undefined);
 }
 

@@ -1,11 +1,19 @@
+/**
+ * @module The Node response capture, the one every Node-based shell uses (node:http, Express, Nest): everything a
+ * handler writes to a `ServerResponse` held back until the outcome is stored, then sent, or replaced by the layer's
+ * answer.
+ */
 // This file's declarations use Node's types (Buffer, node:*): the directive, kept in its .d.ts, loads @types/node
 // for users whose tsconfig does not list it (TypeScript 6+ includes no @types by default). See docs/install.md.
 /// <reference types="node" preserve="true" />
-import { type OutgoingHttpHeaders, ServerResponse } from 'node:http';
-import type { Outcome } from '../core/record.js';
-import { applyHeaders, groupHeaders, headerCopy, headerPairs, sameHeaders } from './node-headers.js';
-import type { HttpAnswer } from './problem.js';
-import { isEventStream } from './stream-payload.js';
+import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
+import type { Outcome } from '../../core/record.js';
+import { headerPairs } from '../header-pairs.js';
+import { isEventStream } from '../media-type.js';
+import type { HttpAnswer } from '../problem.js';
+import { writeAnswer } from './answer.js';
+import { applyHeaders, headerCopy, sameHeaders } from './headers.js';
+import { type Capturing, type Methods, setCapture, swapMethods } from './methods.js';
 
 type Callback = (error?: Error | null) => void;
 type Chunk = string | Uint8Array;
@@ -35,112 +43,17 @@ export interface CaptureHooks {
  * Holds back everything a handler writes to a `ServerResponse` (`writeHead`, `write`, `end`, and so `res.json`,
  * `res.send`, piped streams) so the outcome can be stored before the client sees a byte. Headers stay in the
  * response's own header map (nothing is flushed until `writeHead` runs for real). `onEnd` receives the whole
- * response when the handler ends it; after `restore` the methods write for real again.
- *
- * How the methods are swapped in depends on the response, by measurement: a framework's response whose
- * prototype was already switched per request (Express) gets a derived prototype (made once per original
- * prototype), because own properties on such an object cost tens of microseconds; a plain `ServerResponse`
- * gets own properties, because switching its prototype slows Node's own http code on it. When something before
- * us already put its own `end` or `write` on the instance (compression middleware does), those are wrapped on
- * the instance, so their work still happens, after the capture.
+ * response when the handler ends it; after `restore` the methods write for real again. (How the methods are
+ * swapped in: `methods.ts`.)
  */
 export function captureResponse(res: ServerResponse, hooks: CaptureHooks): ResponseCapture {
-  const proto = Object.getPrototypeOf(res) as object;
-  const ownMethods = METHODS.some((name) => Object.hasOwn(res, name));
-  let below: Methods;
-  if (proto === ServerResponse.prototype && !ownMethods) below = plainInstance(res);
-  else if (proto === ServerResponse.prototype || ownMethods) below = wrapInstance(res);
-  else {
-    Object.setPrototypeOf(res, derivedPrototype(proto));
-    below = proto as Methods;
-  }
-  const state = new CaptureState(res, hooks, below);
-  (res as Capturable)[CAPTURE] = state;
+  const state = new CaptureState(res, hooks, swapMethods(res));
+  setCapture(res, state);
   return state;
 }
 
-const METHODS = ['writeHead', 'write', 'end', 'flushHeaders'] as const;
-type Method = (typeof METHODS)[number];
-type AnyMethod = (...args: unknown[]) => unknown;
-type Methods = Readonly<Record<Method, AnyMethod>>;
-// The capture of a response rides on the response itself: a WeakMap lookup on each write, and the WeakMap's
-// entries for the GC to process, measured a few microseconds per request.
-const CAPTURE = Symbol('oncely.capture');
-interface Capturable {
-  [CAPTURE]?: CaptureState | undefined;
-}
-const captureOf = (res: object): CaptureState | undefined => (res as Capturable)[CAPTURE];
-const derived = new WeakMap<object, object>();
-
-/** Methods that capture while the response has a capture, and pass through to `next` otherwise. */
-function capturingMethods(next: (res: object, name: Method) => AnyMethod): Record<Method, AnyMethod> {
-  return {
-    writeHead(this: ServerResponse, ...args: unknown[]) {
-      const state = captureOf(this);
-      return state
-        ? state.writeHead(args[0] as number, args[1], args[2])
-        : next(this, 'writeHead').apply(this, args);
-    },
-    write(this: ServerResponse, ...args: unknown[]) {
-      const state = captureOf(this);
-      return state ? state.write(args[0] as Chunk, args[1], args[2]) : next(this, 'write').apply(this, args);
-    },
-    end(this: ServerResponse, ...args: unknown[]) {
-      const state = captureOf(this);
-      return state ? state.end(args[0], args[1], args[2]) : next(this, 'end').apply(this, args);
-    },
-    flushHeaders(this: ServerResponse, ...args: unknown[]) {
-      const state = captureOf(this);
-      return state ? state.flushHeaders() : next(this, 'flushHeaders').apply(this, args);
-    },
-  };
-}
-
-function derivedPrototype(proto: object): object {
-  let prototype = derived.get(proto);
-  if (prototype === undefined) {
-    const methods = capturingMethods((_res, name) => (proto as Record<Method, AnyMethod>)[name]);
-    prototype = Object.create(proto, {
-      writeHead: { value: methods.writeHead, writable: true, configurable: true },
-      write: { value: methods.write, writable: true, configurable: true },
-      end: { value: methods.end, writable: true, configurable: true },
-      flushHeaders: { value: methods.flushHeaders, writable: true, configurable: true },
-    }) as object;
-    derived.set(proto, prototype);
-    // The derived prototype chains to the original, which keeps it alive as long as any response uses it.
-  }
-  return prototype;
-}
-
-const plainMethods = ServerResponse.prototype as unknown as Methods;
-// For a plain ServerResponse the methods below are always the prototype's: one set of wrappers serves every
-// response, instead of four closures made per request.
-let plainCapturing: Record<Method, AnyMethod> | undefined;
-
-/** A plain `ServerResponse` gets the shared capturing methods as own properties. */
-function plainInstance(res: ServerResponse): Methods {
-  plainCapturing ??= capturingMethods((_res, name) => plainMethods[name]);
-  const target = res as unknown as Record<Method, AnyMethod>;
-  for (const name of METHODS) target[name] = plainCapturing[name];
-  return plainMethods;
-}
-
-/** The slow path, for responses whose instance already carries its own methods: wrap those in place. */
-function wrapInstance(res: ServerResponse): Methods {
-  const target = res as unknown as Record<Method, AnyMethod>;
-  const originals = {
-    writeHead: target.writeHead,
-    write: target.write,
-    end: target.end,
-    flushHeaders: target.flushHeaders,
-  };
-  const methods = capturingMethods((_res, name) => originals[name]);
-  for (const name of METHODS) target[name] = methods[name];
-  return originals;
-}
-
 /** What one captured response has collected so far; also the `ResponseCapture` handed to the adapter. */
-class CaptureState implements ResponseCapture {
+class CaptureState implements ResponseCapture, Capturing {
   readonly chunks: Buffer[] = [];
   /** The body as the handler's one string write, when it was exactly that. */
   text: string | undefined;
@@ -253,7 +166,7 @@ class CaptureState implements ResponseCapture {
   }
 
   restore(): void {
-    (this.res as Capturable)[CAPTURE] = undefined;
+    setCapture(this.res, undefined);
   }
 
   flushCallbacks(): void {
@@ -306,26 +219,4 @@ export interface ResponseCapture {
   send(): void;
   /** Sends an answer of the layer in place of the handler's response (restores first; drops the handler's headers). */
   answer(answer: HttpAnswer): void;
-}
-
-/**
- * Sends an answer of the layer. `replaceHeaders` drops headers the handler had set (when the layer answers
- * in its place); headers set by middleware before it (CORS, request ids) stay otherwise.
- */
-export function writeAnswer(
-  res: ServerResponse,
-  answer: HttpAnswer,
-  replaceHeaders = false,
-  end: AnyMethod = res.end as AnyMethod,
-): void {
-  if (res.headersSent || res.destroyed) {
-    if (!res.writableEnded) end.call(res);
-    return;
-  }
-  if (replaceHeaders) for (const name of res.getHeaderNames()) res.removeHeader(name);
-  res.statusCode = answer.status;
-  for (const [name, values] of groupHeaders(answer.headers))
-    res.setHeader(name, values.length === 1 ? values[0]! : values);
-  res.setHeader('content-length', answer.body.byteLength);
-  end.call(res, answer.body);
 }

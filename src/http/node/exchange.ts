@@ -1,31 +1,40 @@
+/**
+ * @module A request that owns its key on a Node `ServerResponse`: the capture's hooks wired to the flow's `Running`,
+ * and the response sent once its outcome is stored. node:http, Express and Nest are shells over it.
+ */
 // This file's declarations use Node's types (Buffer, node:*): the directive, kept in its .d.ts, loads @types/node
 // for users whose tsconfig does not list it (TypeScript 6+ includes no @types by default). See docs/install.md.
 /// <reference types="node" preserve="true" />
 import type { ServerResponse } from 'node:http';
-import type { Outcome } from '../core/record.js';
-import { headerPairs } from './node-headers.js';
-import { type CaptureHooks, captureResponse, type ResponseCapture } from './node-response.js';
-import type { Finish, Running } from './running.js';
+import type { Outcome } from '../../core/record.js';
+import type { HeaderPairs } from '../../core/store.js';
+import { headerPairs } from '../header-pairs.js';
+import type { Finish, Running } from '../running.js';
+import { type CaptureHooks, captureResponse, type ResponseCapture } from './capture.js';
 
 const BROKEN = new Error('the handler changed the status or headers after writing part of its body');
 
 /**
- * A request that owns its key, answered through a Node `ServerResponse` (node:http, Express): the capture's hooks
- * and what is sent once the outcome is settled in the store. One object per request rather than a closure per
- * hook; the adapters say what an error becomes.
+ * A request that owns its key, answered through a Node `ServerResponse` (node:http, Express, Nest): the capture's
+ * hooks and what is sent once the outcome is settled in the store. One object per request rather than a closure
+ * per hook; the shells say what an error becomes.
  */
 export abstract class NodeExchange implements CaptureHooks {
   readonly maxHeldBytes: number;
   readonly capture: ResponseCapture;
 
-  /** Captures `res` from here on; the headers it has now are middleware's, not the handler's. */
+  /**
+   * Captures `res` from here on. `before`: the headers the response has now, middleware's rather than the
+   * handler's (by default those of `res`; a framework that keeps some apart, as Fastify does, passes them all).
+   */
   constructor(
     readonly running: Running<void>,
     readonly res: ServerResponse,
+    before: HeaderPairs = headerPairs(res.getHeaders()),
   ) {
     this.maxHeldBytes = running.holdLimit;
     this.capture = captureResponse(res, this);
-    running.handOver(headerPairs(res.getHeaders()));
+    running.handOver(before);
   }
 
   /**

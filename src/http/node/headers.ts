@@ -1,11 +1,13 @@
+/**
+ * @module Header maps of a Node response (`getHeaders()`, `setHeader`) as the capture needs them: copied, compared,
+ * applied and reset. The pairs the layer stores are made by `header-pairs.ts`, which every adapter shares.
+ */
 // This file's declarations use Node's types (node:http): the directive, kept in its .d.ts, loads @types/node for
 // users whose tsconfig does not list it (TypeScript 6+ includes no @types by default). See docs/install.md.
 /// <reference types="node" preserve="true" />
 import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
-import type { HeaderPairs } from '../core/store.js';
-
-// Header maps of a Node response (`getHeaders()`, `setHeader`) and the pairs the layer stores: read, grouped, copied,
-// compared and applied.
+import type { HeaderPairs } from '../../core/store.js';
+import { groupHeaders } from '../header-pairs.js';
 
 /**
  * A response's header map as it is now: `getHeaders()` copies the map but not its arrays, which `appendHeader`
@@ -52,26 +54,9 @@ export function applyHeaders(res: ServerResponse, headers: unknown): void {
   }
 }
 
-/** A Node header map as pairs; a multi-valued header (Set-Cookie) becomes one pair per value. */
-export function headerPairs(headers: OutgoingHttpHeaders): HeaderPairs {
-  const pairs: [string, string][] = [];
-  for (const name in headers) {
-    const value = headers[name];
-    if (value === undefined) continue;
-    if (Array.isArray(value)) for (const one of value) pairs.push([name, one]);
-    else pairs.push([name, String(value)]);
-  }
-  return pairs;
-}
-
-/** Pairs grouped by lower-case name, in first-seen order. */
-export function groupHeaders(headers: HeaderPairs): Map<string, string[]> {
-  const grouped = new Map<string, string[]>();
-  for (const [name, value] of headers) {
-    const lower = name.toLowerCase();
-    const values = grouped.get(lower);
-    if (values === undefined) grouped.set(lower, [value]);
-    else values.push(value);
-  }
-  return grouped;
+/** Puts the response's headers back to `headers` (what they were when the layer got the request). */
+export function resetHeaders(res: ServerResponse, headers: HeaderPairs): void {
+  for (const name of res.getHeaderNames()) res.removeHeader(name);
+  for (const [name, values] of groupHeaders(headers))
+    res.setHeader(name, values.length === 1 ? values[0]! : values);
 }

@@ -1,4 +1,9 @@
-// Web-standard Response bodies for the Hono adapter, which runs on Node, Bun, Deno and Workers alike.
+/**
+ * @module Web-standard `Response` bodies and `Headers`, read the way the layer needs them (whole within the cap, or
+ * passed on as a stream): for the Hono adapter, which runs on Node, Bun, Deno and Workers alike, and for the
+ * web-standard handler to come.
+ */
+import { isEventStream } from '../media-type.js';
 
 /**
  * The body of a response read whole, when it ends within `limit` bytes; otherwise (or for an event stream, read not
@@ -12,7 +17,7 @@ export async function readCapped(
 ): Promise<Uint8Array | { readonly stream: ReadableStream<Uint8Array>; readonly eventStream: boolean }> {
   const body = response.body;
   if (body === null) return new Uint8Array(0);
-  const eventStream = /^\s*text\/event-stream/i.test(response.headers.get('content-type') ?? '');
+  const eventStream = isEventStream(response.headers.get('content-type'));
   const reader = body.getReader();
   const chunks: Uint8Array[] = [];
   let held = 0;
