@@ -1,10 +1,10 @@
 import type { Consumer, ConsumerMessages, JsMsg } from '@nats-io/jetstream';
 import { InvalidOptionsError } from '../../../core/errors.js';
 import { optionalFunction, wholeNumber } from '../../../core/validate.js';
-import { actionFor, Inbox, type InboxHandler, type InboxOptions, type InboxOutcome } from '../../consumer.js';
+import { Inbox, type InboxHandler, type InboxOptions, type InboxOutcome } from '../../consumer.js';
 import { traceHeadersOf } from '../../instrumentation.js';
 import { type ConsumerErrorHandler, errorReporter } from '../consumer-errors.js';
-import { retryDelayMs } from '../retry-delay.js';
+import { consumerOptions, type InboxConsumer, MessageSettler } from '../settle.js';
 
 export interface NatsConsumeOptions extends Omit<InboxOptions<JsMsg>, 'messageId'> {
   /** A pull consumer of the caller's: `await jetstream(nc).consumers.get(stream, durableName)`. */
@@ -32,11 +32,8 @@ export const defaultNatsMessageId = (message: JsMsg): string =>
   message.headers?.get('Nats-Msg-Id') || `${message.info.stream}:${message.seq}`;
 
 /** A running idempotent JetStream consumer. */
-export interface NatsInboxConsumer<R> {
-  readonly inbox: Inbox<JsMsg, R>;
-  /** Stops pulling and resolves once the messages in hand are settled (acked, nak'ed or terminated). */
-  stop(): Promise<void>;
-}
+/** `stop()` stops pulling and resolves once the messages in hand are settled (acked, nak'ed or terminated). */
+export type NatsInboxConsumer<R> = InboxConsumer<JsMsg, R>;
 
 /**
  * Consumes a JetStream pull consumer through an `Inbox`: `ack` once the outcome is stored (processed or a
@@ -54,8 +51,6 @@ export async function consumeIdempotently<R>(
   handler: InboxHandler<JsMsg, R>,
   options: NatsConsumeOptions,
 ): Promise<NatsInboxConsumer<R>> {
-  if (options === null || typeof options !== 'object')
-    throw new InvalidOptionsError('consumeIdempotently: options are required');
   const {
     consumer,
     messageId = defaultNatsMessageId,
@@ -65,7 +60,7 @@ export async function consumeIdempotently<R>(
     onOutcome,
     onError,
     ...inboxOptions
-  } = options;
+  } = consumerOptions(options);
   if (consumer === null || typeof consumer?.consume !== 'function') {
     throw new InvalidOptionsError(
       'consumer must be a JetStream pull consumer (js.consumers.get(stream, name))',
@@ -79,11 +74,10 @@ export async function consumeIdempotently<R>(
   const inbox = new Inbox(handler, { ...inboxOptions, messageId });
   const errors = errorReporter('oncely/nats consumer', onError);
 
-  const settle = async (message: JsMsg) => {
+  const handle = async (message: JsMsg): Promise<InboxOutcome<R>> => {
     const working = setInterval(() => message.working(), workingIntervalMs);
-    let outcome: InboxOutcome<R>;
     try {
-      outcome = await inbox.handle(message, {
+      return await inbox.handle(message, {
         redelivered: message.redelivered,
         headers: traceHeadersOf((name) => message.headers?.get(name)),
         source: { system: 'nats', destination: message.subject, group: message.info.consumer },
@@ -91,42 +85,38 @@ export async function consumeIdempotently<R>(
     } finally {
       clearInterval(working);
     }
-    const action = actionFor(outcome);
-    if (action === 'ack') message.ack();
-    else if (action === 'retry') message.nak(retryDelayMs(outcome, maxRetryDelayMs));
-    // No reason text: servers before 2.10 ignore a `+TERM` that carries one, leaving the message pending.
-    else message.term();
-    errors.recovered();
-    // After the ack: a throwing hook must not make the catch below nak a message already acked.
-    try {
-      onOutcome?.(outcome, message);
-    } catch (error) {
-      errors.failed(error, 'onOutcome');
-    }
   };
-  const settleFailed = (error: unknown, message: JsMsg) => {
-    errors.failed(error, 'settle');
-    try {
-      message.nak(maxRetryDelayMs);
-    } catch (nakError) {
-      // The connection is gone: the server redelivers the message after its ack wait.
-      errors.failed(nakError, 'nak');
-    }
-  };
+  const settler = new MessageSettler<JsMsg>({
+    handle,
+    broker: {
+      ack: (message) => message.ack(),
+      retry: (message, delayMs) => message.nak(delayMs),
+      // No reason text: servers before 2.10 ignore a `+TERM` that carries one, leaving the message pending.
+      deadLetter: (message) => message.term(),
+    },
+    maxRetryDelayMs,
+    onOutcome,
+    errors,
+    settleFailed: (error, message) => {
+      errors.failed(error, 'settle');
+      try {
+        message.nak(maxRetryDelayMs);
+      } catch (nakError) {
+        // The connection is gone: the server redelivers the message after its ack wait.
+        errors.failed(nakError, 'nak');
+      }
+    },
+  });
 
   const messages: ConsumerMessages = await consumer.consume({ max_messages: concurrency });
-  const inFlight = new Set<Promise<void>>();
   const loop = (async () => {
     for await (const message of messages) {
-      const task: Promise<void> = settle(message)
-        .catch((error: unknown) => settleFailed(error, message))
-        .finally(() => inFlight.delete(task));
-      inFlight.add(task);
-      if (inFlight.size >= concurrency) await Promise.race(inFlight);
+      settler.take(message);
+      if (settler.size >= concurrency) await settler.one();
     }
   })()
     .catch((error: unknown) => errors.failed(error, 'consume'))
-    .finally(() => Promise.all(inFlight));
+    .finally(() => settler.all());
 
   return {
     inbox,

@@ -1,10 +1,10 @@
 import type { Channel, ConsumeMessage } from 'amqplib';
 import { InvalidOptionsError } from '../../../core/errors.js';
 import { optionalFunction, wholeNumber } from '../../../core/validate.js';
-import { actionFor, Inbox, type InboxHandler, type InboxOptions, type InboxOutcome } from '../../consumer.js';
+import { Inbox, type InboxHandler, type InboxOptions, type InboxOutcome } from '../../consumer.js';
 import { traceHeadersOf } from '../../instrumentation.js';
 import { type ConsumerErrorHandler, errorReporter } from '../consumer-errors.js';
-import { retryDelayMs } from '../retry-delay.js';
+import { consumerOptions, type InboxConsumer, MessageSettler } from '../settle.js';
 
 export interface RabbitMqConsumeOptions extends Omit<InboxOptions<ConsumeMessage>, 'messageId'> {
   /** A channel of the caller's connection. */
@@ -30,11 +30,9 @@ export interface RabbitMqConsumeOptions extends Omit<InboxOptions<ConsumeMessage
 export const defaultRabbitMqMessageId = (message: ConsumeMessage): string =>
   message.properties.messageId ?? '';
 
-export interface RabbitMqInboxConsumer<R> {
-  readonly inbox: Inbox<ConsumeMessage, R>;
+/** `stop()` cancels the subscription and resolves once the messages in hand are settled. */
+export interface RabbitMqInboxConsumer<R> extends InboxConsumer<ConsumeMessage, R> {
   readonly consumerTag: string;
-  /** Cancels the subscription and resolves once the messages in hand are settled. */
-  stop(): Promise<void>;
 }
 
 /**
@@ -51,8 +49,6 @@ export async function consumeIdempotently<R>(
   handler: InboxHandler<ConsumeMessage, R>,
   options: RabbitMqConsumeOptions,
 ): Promise<RabbitMqInboxConsumer<R>> {
-  if (options === null || typeof options !== 'object')
-    throw new InvalidOptionsError('consumeIdempotently: options are required');
   const {
     channel,
     queue,
@@ -62,7 +58,7 @@ export async function consumeIdempotently<R>(
     onOutcome,
     onError,
     ...inboxOptions
-  } = options;
+  } = consumerOptions(options);
   if (channel === null || typeof channel?.consume !== 'function')
     throw new InvalidOptionsError('channel must be an amqplib Channel');
   if (typeof queue !== 'string' || queue === '')
@@ -74,7 +70,6 @@ export async function consumeIdempotently<R>(
   const errors = errorReporter(`oncely/rabbitmq consumer of ${queue}`, onError);
   await channel.prefetch(wholeNumber('prefetch', prefetch, 32, { min: 1, max: 65_535 }));
 
-  const inFlight = new Set<Promise<void>>();
   const waiting = new Map<NodeJS.Timeout, ConsumeMessage>();
   let stopping = false;
   const requeue = (message: ConsumeMessage) => {
@@ -92,36 +87,34 @@ export async function consumeIdempotently<R>(
     }, delayMs);
     waiting.set(timer, message);
   };
-  const settle = async (message: ConsumeMessage) => {
-    const outcome = await inbox.handle(message, {
-      redelivered: message.fields.redelivered,
-      headers: traceHeadersOf((name) => headerText(message.properties.headers?.[name])),
-      source: { system: 'rabbitmq', destination: queue },
-    });
-    const action = actionFor(outcome);
-    if (action === 'ack') channel.ack(message);
-    else if (action === 'deadLetter') channel.nack(message, false, false);
-    else if (stopping) channel.nack(message, false, true);
-    else requeueLater(message, retryDelayMs(outcome, maxRetryDelayMs));
-    errors.recovered();
-    // After the ack: a throwing hook must not make the catch below nack a message already acked (RabbitMQ
-    // closes the channel on an unknown delivery tag).
-    try {
-      onOutcome?.(outcome, message);
-    } catch (error) {
-      errors.failed(error, 'onOutcome');
-    }
-  };
+  const settler = new MessageSettler<ConsumeMessage>({
+    handle: (message) =>
+      inbox.handle(message, {
+        redelivered: message.fields.redelivered,
+        headers: traceHeadersOf((name) => headerText(message.properties.headers?.[name])),
+        source: { system: 'rabbitmq', destination: queue },
+      }),
+    broker: {
+      ack: (message) => channel.ack(message),
+      // To the queue's dead-letter exchange, when it has one.
+      deadLetter: (message) => channel.nack(message, false, false),
+      retry: (message, delayMs) => {
+        if (stopping) channel.nack(message, false, true);
+        else requeueLater(message, delayMs);
+      },
+    },
+    maxRetryDelayMs,
+    onOutcome,
+    errors,
+    settleFailed: (error, message) => {
+      errors.failed(error, 'settle');
+      requeue(message);
+    },
+  });
 
   const { consumerTag } = await channel.consume(queue, (message) => {
     if (message === null) return; // cancelled by the broker (queue deleted)
-    const task: Promise<void> = settle(message)
-      .catch((error: unknown) => {
-        errors.failed(error, 'settle');
-        requeue(message);
-      })
-      .finally(() => inFlight.delete(task));
-    inFlight.add(task);
+    settler.take(message);
   });
 
   return {
@@ -130,7 +123,7 @@ export async function consumeIdempotently<R>(
     async stop() {
       stopping = true;
       await channel.cancel(consumerTag);
-      await Promise.all(inFlight);
+      await settler.all();
       // Messages waiting for their retry go back to the queue now rather than whenever the channel closes.
       for (const [timer, message] of waiting) {
         clearTimeout(timer);

@@ -2,9 +2,10 @@ import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { InvalidOptionsError } from '../../../core/errors.js';
 import { optionalFunction, wholeNumber } from '../../../core/validate.js';
-import { actionFor, Inbox, type InboxHandler, type InboxOptions, type InboxOutcome } from '../../consumer.js';
+import { Inbox, type InboxHandler, type InboxOptions, type InboxOutcome } from '../../consumer.js';
 import { pause } from '../../pause.js';
 import { type ConsumerErrorHandler, errorReporter } from '../consumer-errors.js';
+import { type BrokerSettle, consumerOptions, type InboxConsumer, settleAs, showOutcome } from '../settle.js';
 import type { StreamEntry } from './fields.js';
 import { whenReady } from './ready.js';
 import { autoClaimEntries, readGroupEntries } from './replies.js';
@@ -48,11 +49,9 @@ export interface RedisStreamsConsumeOptions extends Omit<InboxOptions<StreamEntr
   readonly onError?: ConsumerErrorHandler;
 }
 
-export interface RedisStreamsInboxConsumer<R> {
-  readonly inbox: Inbox<StreamEntry, R>;
+/** `stop()` stops reading (within `blockMs`) and resolves once the entries in hand are settled. */
+export interface RedisStreamsInboxConsumer<R> extends InboxConsumer<StreamEntry, R> {
   readonly consumer: string;
-  /** Stops reading (within `blockMs`) and resolves once the entries in hand are settled. */
-  stop(): Promise<void>;
 }
 
 /**
@@ -70,8 +69,6 @@ export async function consumeIdempotently<R>(
   handler: InboxHandler<StreamEntry, R>,
   options: RedisStreamsConsumeOptions,
 ): Promise<RedisStreamsInboxConsumer<R>> {
-  if (options === null || typeof options !== 'object')
-    throw new InvalidOptionsError('consumeIdempotently: options are required');
   const {
     client,
     stream,
@@ -86,7 +83,7 @@ export async function consumeIdempotently<R>(
     onOutcome,
     onError,
     ...inboxOptions
-  } = options;
+  } = consumerOptions(options);
   if (client === null || typeof client?.xreadgroup !== 'function')
     throw new InvalidOptionsError('client must be an ioredis client');
   for (const [name, value] of Object.entries({ stream, group, consumer, startId })) {
@@ -129,23 +126,29 @@ export async function consumeIdempotently<R>(
     // Entries deleted from the stream while pending: nothing to run, and left alone they stay pending forever.
     const acks: string[] = [...deleted];
     const transaction = client.multi();
+    // One MULTI for the batch: each entry's settlement is queued in it, and sent below.
+    const broker: BrokerSettle<StreamEntry> = {
+      ack: (entry) => acks.push(entry.entryId),
+      // Left pending: it comes back through XAUTOCLAIM after `claimIdleMs`.
+      retry: () => {},
+      deadLetter: (entry, outcome) => {
+        if (deadLetterStream !== false) {
+          const fields = [...entry.fields].flat();
+          transaction.xadd(
+            deadLetterStream,
+            '*',
+            ...fields,
+            'oncely-source-entry',
+            entry.entryId,
+            'oncely-outcome',
+            outcome.kind,
+          );
+        }
+        acks.push(entry.entryId);
+      },
+    };
     entries.forEach((entry, index) => {
-      const outcome = outcomes[index]!;
-      const action = actionFor(outcome);
-      if (action === 'retry') return;
-      if (action === 'deadLetter' && deadLetterStream !== false) {
-        const fields = [...entry.fields].flat();
-        transaction.xadd(
-          deadLetterStream,
-          '*',
-          ...fields,
-          'oncely-source-entry',
-          entry.entryId,
-          'oncely-outcome',
-          outcome.kind,
-        );
-      }
-      acks.push(entry.entryId);
+      settleAs(broker, entry, outcomes[index]!, claimIdleMs);
     });
     operation = 'ack';
     if (acks.length > 0) {
@@ -155,16 +158,10 @@ export async function consumeIdempotently<R>(
     } else {
       transaction.discard();
     }
-    if (onOutcome !== undefined) {
-      entries.forEach((entry, index) => {
-        // One entry's throwing hook must not keep the others' outcomes from being seen.
-        try {
-          onOutcome(outcomes[index]!, entry);
-        } catch (error) {
-          errors.failed(error, 'onOutcome');
-        }
-      });
-    }
+    // After the MULTI; one entry's throwing hook does not keep the others' outcomes from being seen.
+    entries.forEach((entry, index) => {
+      showOutcome(onOutcome, outcomes[index]!, entry, errors);
+    });
   };
 
   let nextClaimAt = 0;
