@@ -74,6 +74,24 @@ const SQL_GUARDS: readonly Guard[] = [
   },
   {
     asset: 'begin',
+    name: 'a takeover or a claim after a release keeps the label of the row it continues',
+    find: 'label = CASE WHEN k.expires_at_ms <= c.now_ms THEN $6::text ELSE k.label END',
+    replace: 'label = $6::text',
+  },
+  {
+    asset: 'begin',
+    name: 'a claim on a row past its end takes the label it is given',
+    find: 'label = CASE WHEN k.expires_at_ms <= c.now_ms THEN $6::text ELSE k.label END',
+    replace: 'label = k.label',
+  },
+  {
+    asset: 'get',
+    name: 'get reads the label',
+    find: 'k.storage, k.label',
+    replace: 'k.storage, NULL AS label',
+  },
+  {
+    asset: 'begin',
     name: 'a takeover keeps the fingerprint',
     find: "(k.state = 'inProgress' AND k.fingerprint = $2 AND",
     replace: "(k.state = 'inProgress' AND",

@@ -1,5 +1,7 @@
 import { CorruptRecordError } from '../../core/errors.js';
+import { checkLabel } from '../../core/label.js';
 import type {
+  BeginInput,
   BeginResult,
   BodyEncoding,
   BodyStorage,
@@ -129,9 +131,19 @@ export function beginResultOf(row: Row | undefined): BeginResult | 'stale' {
   }
 }
 
+/**
+ * The parameters of begin.sql ($1 … $6), for the plain and transactional claims. The label is checked here, the
+ * one place both pass through, before it could reach the column.
+ */
+export function beginValues(input: BeginInput, now: number | null): readonly SqlValue[] {
+  const { key, fingerprint, leaseMs, retentionMs, label } = input;
+  checkLabel(label, 'postgres');
+  return [key, fingerprint, leaseMs, retentionMs, now, label ?? null];
+}
+
 export function recordOf(row: Row): KeyRecord {
   const state = oneOf(STATES, row.state, 'state');
-  return {
+  const record: KeyRecord = {
     key: String(row.key),
     state,
     fingerprint: String(row.fingerprint),
@@ -143,6 +155,7 @@ export function recordOf(row: Row): KeyRecord {
     expiresAt: num(row, 'expires_at_ms'),
     outcome: state === 'completed' ? outcomeOf(row) : undefined,
   };
+  return row.label == null ? record : { ...record, label: String(row.label) };
 }
 
 /** The parameters of the complete statement ($1 … $9, see sql/complete.sql), for the plain and transactional paths. */

@@ -6,6 +6,8 @@
 -- token        fencing token of the latest claim: max(previous + 1, now ms), so it rises forever per key
 -- taken_over   whether the latest claim took the key over from an owner whose lease ran out
 -- body         outcome bytes exactly as the engine sealed them (already brotli-compressed above 1 KiB)
+-- label        what the key belongs to (`POST /payments/:id`, `fn:charge`), from the claim that made the row;
+--              NULL when it was given none (and for rows of versions before labels)
 CREATE SCHEMA IF NOT EXISTS {{schema}};
 
 CREATE TABLE IF NOT EXISTS {{table}} (
@@ -23,8 +25,20 @@ CREATE TABLE IF NOT EXISTS {{table}} (
   headers         jsonb,
   body            bytea,
   encoding        text,
-  storage         text
+  storage         text,
+  label           text
 );
+
+-- Tables made before labels gain the column: nullable, no default, so adding it rewrites nothing. Checked first,
+-- so a repeated migrate never takes the ACCESS EXCLUSIVE lock of ALTER TABLE on a busy table.
+DO $oncely$
+BEGIN
+  IF NOT EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = {{table_literal}}::regclass AND attname = 'label'
+                   AND NOT attisdropped) THEN
+    ALTER TABLE {{table}} ADD COLUMN IF NOT EXISTS label text;
+  END IF;
+END
+$oncely$;
 
 -- Large bodies arrive compressed already: storing them EXTERNAL skips PostgreSQL's second (futile) compression.
 -- Checked first, so a repeated migrate never takes the ACCESS EXCLUSIVE lock of ALTER TABLE on a busy table.

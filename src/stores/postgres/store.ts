@@ -18,7 +18,7 @@ import { postgresEndpoint } from './endpoint.js';
 import { CompletionListener } from './listener.js';
 import { type MigrateOptions, migrate } from './migrate.js';
 import { type PostgresStoreOptions, type ResolvedOptions, resolveOptions } from './options.js';
-import { beginResultOf, completeValues, recordOf } from './rows.js';
+import { beginResultOf, beginValues, completeValues, recordOf } from './rows.js';
 import { PostgresRuntime } from './runtime.js';
 import { statementsFor, tableTarget } from './sql.js';
 import { type TransactionalOptions, TransactionalPostgresStore } from './transactional.js';
@@ -86,10 +86,10 @@ export class PostgresStore implements Store {
     return new TransactionalPostgresStore(this, this.#runtime, options);
   }
 
-  async begin({ key, fingerprint, leaseMs, retentionMs }: BeginInput): Promise<BeginResult> {
+  async begin(input: BeginInput): Promise<BeginResult> {
     const { begin } = this.#runtime.statements;
     for (let round = 1; ; round++) {
-      const values = [key, fingerprint, leaseMs, retentionMs, this.#runtime.now()];
+      const values = beginValues(input, this.#runtime.now());
       const [row] = await this.#runtime.rows('begin', begin, values);
       const result = beginResultOf(row);
       if (result !== 'stale') return result;

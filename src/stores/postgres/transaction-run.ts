@@ -8,7 +8,7 @@ import type {
   TransactionBeginResult,
 } from '../../core/store.js';
 import { isLockNotAvailable, isRetryableConflict, sqlStateOf, storeError } from './errors.js';
-import { beginResultOf, completeValues, type Row } from './rows.js';
+import { beginResultOf, beginValues, completeValues, type Row } from './rows.js';
 import type { PostgresRuntime } from './runtime.js';
 import { inlineParameters, type SqlValue } from './sql.js';
 import { CLAIM_XID, escapedBeforeAbort, rollBackChecked, undoEscaped } from './transaction-escape.js';
@@ -218,14 +218,14 @@ async function claimKey(
   settings: TransactionSettings,
   input: TransactionBeginInput,
 ): Promise<Claimed> {
-  const { key, fingerprint, leaseMs, retentionMs } = input;
+  const { leaseMs } = input;
   const lockTimeoutMs = Math.ceil(Math.max(input.waitMs, settings.lockTimeoutMs));
   const busy = {
     result: { kind: 'inProgress', retryAfterMs: Math.min(leaseMs, BUSY_RETRY_AFTER_MS), attempt: 1 },
     xid: '',
   } as const;
   for (let round = 1; ; round++) {
-    const values = [key, fingerprint, leaseMs, retentionMs, runtime.now()];
+    const values = beginValues(input, runtime.now());
     const claim = claimStatements(runtime, session.client, values);
     // The lock timeout covers the claim only: the user's statements run under the setting they had before.
     const script = [
@@ -281,11 +281,11 @@ function claimStatements(runtime: PostgresRuntime, client: object, values: reado
   if (!runtime.prepare) return { statements: [inlineParameters(begin, values)], prepared: () => {} };
   const name = runtime.nameOf(begin, 'sql');
   const names = preparedOn(client);
-  const execute = inlineParameters(`EXECUTE ${name}($1, $2, $3, $4, $5)`, values);
+  const execute = inlineParameters(`EXECUTE ${name}($1, $2, $3, $4, $5, $6)`, values);
   return {
     statements: names.has(name)
       ? [execute]
-      : [`PREPARE ${name}(text, text, bigint, bigint, bigint) AS ${begin}`, execute],
+      : [`PREPARE ${name}(text, text, bigint, bigint, bigint, text) AS ${begin}`, execute],
     prepared: (yes: boolean) => (yes ? names.add(name) : names.delete(name)),
   };
 }

@@ -1,5 +1,7 @@
 -- begin: claim the key, or say why not, in ONE statement (no check-then-act).
--- $1 key, $2 fingerprint, $3 lease ms, $4 retention ms, $5 now ms (NULL: the server's clock_timestamp()).
+-- $1 key, $2 fingerprint, $3 lease ms, $4 retention ms, $5 now ms (NULL: the server's clock_timestamp()),
+-- $6 label (NULL: none), written only by a claim that makes the row or one past its end: a takeover or a claim
+-- after a release keeps the row's label.
 -- Returns at most one row (outcome, token, attempt, retry_after_ms, completed_at_ms, status, headers, body,
 -- encoding, storage) where outcome is one of:
 --   acquired | takeover   the caller owns the key (inserted, or reclaimed: expired, released, lease over)
@@ -14,8 +16,9 @@
 ),
 inserted AS (
   INSERT INTO {{table}} AS k
-    (key, state, fingerprint, token, attempt, taken_over, lease_until_ms, created_at_ms, expires_at_ms)
-  SELECT $1, 'inProgress', $2, c.now_ms, 1, false, c.now_ms + $3::bigint, c.now_ms, c.now_ms + $4::bigint
+    (key, state, fingerprint, token, attempt, taken_over, lease_until_ms, created_at_ms, expires_at_ms, label)
+  SELECT $1, 'inProgress', $2, c.now_ms, 1, false, c.now_ms + $3::bigint, c.now_ms, c.now_ms + $4::bigint,
+    $6::text
   FROM clock c
   ON CONFLICT (key) DO NOTHING
   RETURNING k.token, k.attempt, k.taken_over
@@ -29,6 +32,7 @@ reclaimed AS (
     taken_over = (k.state = 'inProgress' AND k.expires_at_ms > c.now_ms),
     lease_until_ms = c.now_ms + $3::bigint,
     created_at_ms = CASE WHEN k.expires_at_ms <= c.now_ms THEN c.now_ms ELSE k.created_at_ms END,
+    label = CASE WHEN k.expires_at_ms <= c.now_ms THEN $6::text ELSE k.label END,
     completed_at_ms = NULL,
     expires_at_ms = c.now_ms + $4::bigint,
     status = NULL, headers = NULL, body = NULL, encoding = NULL, storage = NULL
