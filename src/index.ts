@@ -1,18 +1,13 @@
-// The user's API: what an application needs to make effects happen once. What a store author needs (the Store
-// contract's inputs and results, sealing, fencing-token helpers) is in `oncely/store`.
+/**
+ * @module oncely: the user's API, what an application needs to make effects happen once (`idempotent`, the
+ * `Engine`, the memory store, the `Inbox`, the errors). What a store or broker-helper author needs (the Store
+ * contract's inputs and results, sealing, fencing tokens, key scoping and fingerprints, `actionFor`) is in
+ * `oncely/store`.
+ */
 
 export type { CircuitBreakerOptions } from './core/circuit-breaker.js';
 export type { Claim, CompleteOptions, ExecutionContext } from './core/claim.js';
 export { type Codec, jsonCodec, structuredCodec } from './core/codec.js';
-export type { EncryptionKey, EncryptionOptions } from './core/encryption-keys.js';
-export {
-  type BeginRequest,
-  type Begun,
-  Engine,
-  type ExecuteRequest,
-  type ExecuteResult,
-  type Verdict,
-} from './core/engine.js';
 export {
   type ClaimMessage,
   DIAGNOSTICS_CHANNELS,
@@ -27,6 +22,15 @@ export {
   type StoreUnavailableMessage,
   type TokenMessage,
 } from './core/diagnostics.js';
+export type { EncryptionKey, EncryptionOptions } from './core/encryption-keys.js';
+export {
+  type BeginRequest,
+  type Begun,
+  Engine,
+  type ExecuteRequest,
+  type ExecuteResult,
+  type Verdict,
+} from './core/engine.js';
 export type { EngineOptions } from './core/engine-options.js';
 export * from './core/errors.js';
 export type {
@@ -36,14 +40,12 @@ export type {
   OncelyEventType,
   ReleaseReason,
 } from './core/events.js';
-export { canonicalJson, type FingerprintPart, fingerprintOf } from './core/fingerprint.js';
 export type {
   EngineProbe,
   ExecutionProbe,
   Instrumentation,
   StoreOperation,
 } from './core/instrumentation.js';
-export { MAX_KEY_LENGTH, scopedKey, validateKey } from './core/key.js';
 export type { BlobStore, OpenedOutcome, Outcome } from './core/record.js';
 export type { HeaderPairs, KeyRecord, KeyState, Store, StoreStats } from './core/store.js';
 export {
@@ -53,7 +55,6 @@ export {
   idempotent,
 } from './idempotent.js';
 export {
-  actionFor,
   Inbox,
   type InboxAction,
   type InboxContext,

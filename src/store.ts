@@ -1,6 +1,13 @@
-// For store authors: the Store contract's inputs and results, how outcomes are sealed for storage, and the
-// fencing-token rule. Run `runStoreConformance` from `oncely/testing` against a new store before trusting it.
+/**
+ * @module oncely/store: for store authors, the Store contract's inputs and results, how outcomes are sealed for
+ * storage, and the fencing-token rule; for anyone below the `Engine` or beside the `Inbox`, the key rules
+ * (`validateKey`, `MAX_KEY_LENGTH`), the storage key (`scopedKey`), fingerprints (`fingerprintOf`,
+ * `canonicalJson`) and what a broker does with an inbox outcome (`actionFor`). Run `runStoreConformance` from
+ * `oncely/testing` against a new store before trusting it.
+ */
 export { CircuitBreaker, type CircuitBreakerOptions } from './core/circuit-breaker.js';
+export { canonicalJson, type FingerprintPart, fingerprintOf } from './core/fingerprint.js';
+export { MAX_KEY_LENGTH, scopedKey, validateKey } from './core/key.js';
 export {
   type EnvelopeOptions,
   openOutcome,
@@ -29,3 +36,4 @@ export type {
   WaitForOptions,
 } from './core/store.js';
 export { nextFencingToken } from './core/store.js';
+export { actionFor, type InboxAction } from './messaging/consumer.js';

@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Engine, type Outcome, scopedKey } from '../../src/index.js';
+import { Engine, type Outcome } from '../../src/index.js';
+import { scopedKey } from '../../src/store.js';
 import { PostgresStore } from '../../src/stores/postgres/index.js';
 import { requireService, services } from '../support/services.js';
 import { expectCleanFailure, oncely } from './support/cli.js';

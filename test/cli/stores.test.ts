@@ -4,7 +4,8 @@ import { promisify } from 'node:util';
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Engine, type Outcome, scopedKey } from '../../src/index.js';
+import { Engine, type Outcome } from '../../src/index.js';
+import { scopedKey } from '../../src/store.js';
 import { RedisStore } from '../../src/stores/redis/index.js';
 import { requireService, services } from '../support/services.js';
 

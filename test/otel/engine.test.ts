@@ -12,9 +12,9 @@ import {
   MemoryStore,
   type Outcome,
   StoreUnavailableError,
-  scopedKey,
 } from '../../src/index.js';
 import { ATTR, METRIC, otel, SEMCONV } from '../../src/otel/index.js';
+import { scopedKey } from '../../src/store.js';
 import { faulty } from '../unit/faulty-store.js';
 import { isChildOf, named, only, recorded, sdk, total, within } from './support/sdk.js';
 

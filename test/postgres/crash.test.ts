@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { idempotent, scopedKey } from '../../src/index.js';
+import { idempotent } from '../../src/index.js';
+import { scopedKey } from '../../src/store.js';
 import { PostgresStore, transactionOf } from '../../src/stores/postgres/index.js';
 import { requireService } from '../support/services.js';
 import { createTestSchema, DATABASE_URL, type TestSchema } from './support.js';

@@ -7,9 +7,8 @@ import {
   isCorruptRecordError,
   isStoreUnavailableError,
   StoreUnavailableError,
-  scopedKey,
 } from '../../src/index.js';
-import type { StoredOutcome } from '../../src/store.js';
+import { type StoredOutcome, scopedKey } from '../../src/store.js';
 import {
   isLockNotAvailable,
   isRetryableConflict,

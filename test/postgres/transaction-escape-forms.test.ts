@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { idempotent, isTransactionEscapedError, scopedKey } from '../../src/index.js';
+import { idempotent, isTransactionEscapedError } from '../../src/index.js';
+import { scopedKey } from '../../src/store.js';
 import { PostgresStore, transactionOf } from '../../src/stores/postgres/index.js';
 import { requireService } from '../support/services.js';
 import { createTestSchema, type TestSchema } from './support.js';

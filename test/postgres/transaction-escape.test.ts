@@ -1,11 +1,7 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  idempotent,
-  isTransactionEscapedError,
-  scopedKey,
-  TransactionEscapedError,
-} from '../../src/index.js';
+import { idempotent, isTransactionEscapedError, TransactionEscapedError } from '../../src/index.js';
+import { scopedKey } from '../../src/store.js';
 import { PostgresStore, transactionOf } from '../../src/stores/postgres/index.js';
 import { watchTransaction } from '../../src/stores/postgres/transaction-watch.js';
 import { requireService } from '../support/services.js';

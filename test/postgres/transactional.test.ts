@@ -10,9 +10,9 @@ import {
   isStoreUnavailableError,
   LeaseLostError,
   type OncelyEvent,
-  scopedKey,
   TransactionEscapedError,
 } from '../../src/index.js';
+import { scopedKey } from '../../src/store.js';
 import { PostgresStore, transactionOf } from '../../src/stores/postgres/index.js';
 import { statementsFor, tableTarget } from '../../src/stores/postgres/sql.js';
 import { requireService } from '../support/services.js';

@@ -3,7 +3,6 @@ import * as oncely from '../../src/index.js';
 import {
   ClaimSettledError,
   CorruptRecordError,
-  canonicalJson,
   Engine,
   FingerprintMismatchError,
   InProgressError,
@@ -21,9 +20,8 @@ import {
   type Store,
   StoreUnavailableError,
   TransactionEscapedError,
-  validateKey,
 } from '../../src/index.js';
-import { CircuitBreaker } from '../../src/store.js';
+import { CircuitBreaker, canonicalJson, validateKey } from '../../src/store.js';
 import { FakeClock } from '../../src/testing/index.js';
 import { faulty, over } from './faulty-store.js';
 

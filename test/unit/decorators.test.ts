@@ -146,7 +146,7 @@ describe('@idempotent (standard method decorator)', () => {
     expect(await three.run('k')).toBe('k-1'); // the record of `one`, in the store they share
     expect(three.runs).toBe(0);
     expect(
-      await shared.get((await import('../../src/index.js')).scopedKey('fn:service.run', 'k')),
+      await shared.get((await import('../../src/store.js')).scopedKey('fn:service.run', 'k')),
     ).toMatchObject({ state: 'completed' });
   });
 

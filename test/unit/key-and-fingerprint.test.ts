@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { canonicalJson, fingerprintOf, InvalidKeyError, scopedKey, validateKey } from '../../src/index.js';
+import { InvalidKeyError } from '../../src/index.js';
+import { canonicalJson, fingerprintOf, scopedKey, validateKey } from '../../src/store.js';
 
 describe('keys', () => {
   it('accepts 1 to 255 printable ASCII characters and rejects everything else with a reason', () => {

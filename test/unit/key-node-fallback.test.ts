@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it, vi } from 'vitest';
-import { scopedKey } from '../../src/index.js';
+import { scopedKey } from '../../src/store.js';
 
 // Apart from test/unit/key-and-fingerprint.test.ts because it loads src/core/key.ts (and errors.ts) again inside a
 // test: `npm run mutate` would then count those modules' constants as covered by this one test and run only it

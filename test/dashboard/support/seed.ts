@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { EventLog } from '../../../src/dashboard/index.js';
-import { Engine, Inbox, type Store, scopedKey } from '../../../src/index.js';
+import { Engine, Inbox, type Store } from '../../../src/index.js';
+import { scopedKey } from '../../../src/store.js';
 
 /** What `seed` put in a store, for the tests to compare the page against. */
 export interface Seeded {

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'vitest';
 import { ERRORS_DOC_URL } from '../../../src/http/problem.js';
-import { type Store, scopedKey } from '../../../src/index.js';
+import type { Store } from '../../../src/index.js';
+import { scopedKey } from '../../../src/store.js';
 import type { AdapterHarness, AppUnderTest, TestResponse } from './harness.js';
 import { Counters, Gates } from './routes.js';
 
