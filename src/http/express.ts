@@ -8,7 +8,7 @@ import { HttpIdempotency, type Running } from './flow.js';
 import { writeAnswer } from './node/answer.js';
 import type { ResponseCapture } from './node/capture.js';
 import { NodeExchange } from './node/exchange.js';
-import { type ExpressRequestFields, expressView, readUnparsedBody, routeOf } from './node/express-request.js';
+import { type ExpressRequestFields, expressView, readUnparsedBody, routeOf } from './node/request.js';
 import { operationStatus } from './operation-status.js';
 import { checkOptionNames, createShared, type HttpIdempotencyOptions, resolveRoute } from './options.js';
 import { problemAnswer } from './problem.js';

@@ -10,7 +10,7 @@ import {
 import type { HeaderPairs } from '../core/store.js';
 import { headerPairs } from '../http/header-pairs.js';
 import { headerLines } from '../http/key-header.js';
-import { type ExpressRequestFields, expressView, readUnparsedBody } from '../http/node/express-request.js';
+import { type ExpressRequestFields, expressView, readUnparsedBody } from '../http/node/request.js';
 import type { RequestView } from '../http/scope.js';
 
 /**
