@@ -14,6 +14,8 @@
  * All times are milliseconds; `key` is the already scoped and hashed storage key (see `scopedKey`).
  */
 
+import type { StoreInspector } from './inspection.js';
+
 /** How the body bytes of a stored outcome are encoded. */
 export type BodyEncoding = 'identity' | 'gzip' | 'br';
 
@@ -156,6 +158,11 @@ export interface Store {
    * timeout. A hint only: the engine calls `begin` again afterwards, so spurious wake-ups are harmless.
    */
   waitFor?(key: string, options: WaitForOptions): Promise<boolean>;
+  /**
+   * Optional (every oncely store has one): bounded listing and counting by state, one record's view, for the
+   * dashboard, the CLI and other tools, which then need nothing of the store's record format. See `inspection.ts`.
+   */
+  readonly inspector?: StoreInspector | undefined;
   /** Optional: counts for `oncely stats` and dashboards. */
   stats?(): Promise<StoreStats>;
   /**

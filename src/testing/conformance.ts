@@ -1,5 +1,7 @@
 import { expiryCases } from './cases/expiry.js';
 import { fencingCases } from './cases/fencing.js';
+import { inspectionRecordCases } from './cases/inspection-record.js';
+import { inspectionSurveyCases } from './cases/inspection-survey.js';
 import { labelCases } from './cases/labels.js';
 import { propertyCases } from './cases/property.js';
 import { stormCases } from './cases/storms.js';
@@ -25,5 +27,7 @@ export function runStoreConformance(options: ConformanceOptions): void {
     labelCases(options);
     stormCases(options);
     propertyCases(options);
+    inspectionSurveyCases(options);
+    inspectionRecordCases(options);
   });
 }

@@ -1,5 +1,6 @@
 import type { Client, Pool } from 'pg';
 import { InvalidOptionsError } from '../../core/errors.js';
+import { sqlName } from '../../core/sql-names.js';
 import { knownOptions, optionalFunction, wholeNumber } from '../../core/validate.js';
 
 export interface PostgresStoreOptions {
@@ -46,14 +47,8 @@ export interface ResolvedOptions {
 
 const KNOWN = ['pool', 'client', 'schema', 'table', 'clock', 'listen', 'notify', 'pollIntervalMs', 'prepare'];
 
-/** PostgreSQL truncates longer names silently, which would break the store's own references to them. */
-export function identifier(what: string, value: unknown, fallback: string): string {
-  if (value === undefined) return fallback;
-  if (typeof value !== 'string' || value === '' || Buffer.byteLength(value) > 63 || value.includes('\0')) {
-    throw new InvalidOptionsError(`${what} must be a name of 1 to 63 bytes, got ${String(value)}`);
-  }
-  return value;
-}
+/** A schema or table name, checked as every tool beside the store checks it (core/sql-names.ts). */
+export const identifier = sqlName;
 
 function flag(name: string, value: unknown, fallback: boolean): boolean {
   if (value === undefined) return fallback;

@@ -1,13 +1,17 @@
 import { createHash } from 'node:crypto';
+import { quoteIdentifier } from '../../core/sql-names.js';
 import beginSql from './sql/begin.sql.generated.js';
 import completeSql from './sql/complete.sql.generated.js';
 import completeInTransactionSql from './sql/complete-in-transaction.sql.generated.js';
 import deleteSql from './sql/delete.sql.generated.js';
 import getSql from './sql/get.sql.generated.js';
+import inspectRecordSql from './sql/inspect-record.sql.generated.js';
 import purgeSql from './sql/purge.sql.generated.js';
 import releaseSql from './sql/release.sql.generated.js';
 import renewSql from './sql/renew.sql.generated.js';
 import statsSql from './sql/stats.sql.generated.js';
+import surveyCountsSql from './sql/survey-counts.sql.generated.js';
+import surveyListsSql from './sql/survey-lists.sql.generated.js';
 
 /** A statement parameter: the store only ever sends these. */
 export type SqlValue = string | number | boolean | Uint8Array | null;
@@ -33,12 +37,13 @@ export interface Statements {
   readonly delete: string;
   readonly purge: string;
   readonly stats: string;
+  /** The inspector's (inspect.ts): a survey's counts and lists, one record's view. */
+  readonly surveyCounts: string;
+  readonly surveyLists: string;
+  readonly inspectRecord: string;
 }
 
-/** `"name"`, with embedded double quotes doubled: safe for any schema or table name. */
-export function quoteIdentifier(name: string): string {
-  return `"${name.replaceAll('"', '""')}"`;
-}
+export { quoteIdentifier };
 
 /** A string literal, safe whatever `standard_conforming_strings` says (the same rules as `pg.escapeLiteral`). */
 export function quoteLiteral(value: string): string {
@@ -75,6 +80,9 @@ export function statementsFor(target: TableTarget, { notify }: { notify: boolean
     delete: render(deleteSql),
     purge: render(purgeSql),
     stats: render(statsSql),
+    surveyCounts: render(surveyCountsSql),
+    surveyLists: render(surveyListsSql),
+    inspectRecord: render(inspectRecordSql),
   };
 }
 

@@ -1,4 +1,5 @@
 import { StoreUnavailableError } from '../../core/errors.js';
+import type { StoreInspector } from '../../core/inspection.js';
 import type {
   BeginInput,
   BeginResult,
@@ -15,6 +16,7 @@ import type {
 } from '../../core/store.js';
 import { wholeNumber } from '../../core/validate.js';
 import { postgresEndpoint } from './endpoint.js';
+import { PostgresInspector } from './inspect.js';
 import { CompletionListener } from './listener.js';
 import { type MigrateOptions, migrate } from './migrate.js';
 import { type PostgresStoreOptions, type ResolvedOptions, resolveOptions } from './options.js';
@@ -51,6 +53,7 @@ export class PostgresStore implements Store {
   readonly #options: ResolvedOptions;
   readonly #runtime: PostgresRuntime;
   readonly #listener: CompletionListener | undefined;
+  #inspector: PostgresInspector | undefined;
 
   constructor(options: PostgresStoreOptions) {
     const resolved = resolveOptions(options);
@@ -69,6 +72,12 @@ export class PostgresStore implements Store {
       prepare: resolved.prepare,
     });
     this.#listener = resolved.listen ? new CompletionListener(resolved.source, target.channel) : undefined;
+  }
+
+  /** Bounded listing (at most `scanLimit` rows read, down the expiry index) and one record's view, for tools. */
+  get inspector(): StoreInspector {
+    this.#inspector ??= new PostgresInspector(this.#runtime);
+    return this.#inspector;
   }
 
   /** Creates the schema, table and index if missing (idempotent; safe from several processes at once). */

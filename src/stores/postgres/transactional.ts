@@ -1,5 +1,6 @@
 import type { Client, PoolClient } from 'pg';
 import { InvalidOptionsError } from '../../core/errors.js';
+import type { StoreInspector } from '../../core/inspection.js';
 import type {
   BeginInput,
   BeginResult,
@@ -60,6 +61,11 @@ export class TransactionalPostgresStore implements Store {
 
   get endpoint(): StoreEndpoint | undefined {
     return this.#base.endpoint;
+  }
+
+  /** The base store's: the records are the same rows. */
+  get inspector(): StoreInspector | undefined {
+    return this.#base.inspector;
   }
 
   /** @internal Use `PostgresStore#transactional()`. */

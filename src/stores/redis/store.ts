@@ -1,4 +1,5 @@
 import { StoreUnavailableError } from '../../core/errors.js';
+import type { StoreInspector } from '../../core/inspection.js';
 import type {
   BeginInput,
   BeginResult,
@@ -13,6 +14,7 @@ import type {
 } from '../../core/store.js';
 import { ConnectionGate, toStoreError } from './connection.js';
 import { redisEndpoint } from './endpoint.js';
+import { RedisInspector } from './inspect.js';
 import { type KeyLayout, keyLayout } from './keys.js';
 import { LabelArgs } from './label-args.js';
 import { type RedisStoreOptions, type ResolvedOptions, resolveOptions } from './options.js';
@@ -62,6 +64,7 @@ export class RedisStore implements Store {
   readonly #waiter: SettleWaiter;
   readonly #labels = new LabelArgs();
   #ownSubscriber: RedisClient | undefined;
+  #inspector: RedisInspector | undefined;
   #closed = false;
 
   constructor(options: RedisStoreOptions) {
@@ -86,6 +89,17 @@ export class RedisStore implements Store {
   /** The key layout (prefix, record key and channel of a store key), for tools and tests. */
   get keys(): KeyLayout {
     return this.#keys;
+  }
+
+  /** Bounded listing (SCAN within `scanLimit` keys) and one record's view, for tools (see `StoreInspector`). */
+  get inspector(): StoreInspector {
+    this.#inspector ??= new RedisInspector({
+      client: this.#client,
+      keys: this.#keys,
+      clock: this.#options.clock,
+      get: (key) => this.get(key),
+    });
+    return this.#inspector;
   }
 
   begin({ key, fingerprint, leaseMs, retentionMs, label }: BeginInput): Promise<BeginResult> {
