@@ -11,6 +11,8 @@ export type KeyStateName = 'inProgress' | 'completed' | 'released';
 export interface KeyRow {
   /** The storage key (SHA-256 of scope and key, base64url): the raw key never reaches the store. */
   readonly key: string;
+  /** The route or scope the key belongs to (`POST /payments`), where the record keeps one. */
+  readonly label?: string;
   readonly state: KeyStateName;
   readonly attempt: number;
   readonly token: number;

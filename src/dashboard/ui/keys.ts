@@ -3,7 +3,14 @@ import { actionButton } from './actions.js';
 import { fill, h, table } from './dom.js';
 import { ago, count, duration, shortKey } from './format.js';
 
-const keyCell = (key: string) => h('td', { class: 'key', title: key, 'data-key': key }, shortKey(key));
+/** The hashed key, shortened, under the route or scope its record was labelled with (when it has one). */
+const keyCell = (key: string, label?: string) =>
+  h(
+    'td',
+    { class: 'key', title: key, 'data-key': key },
+    label === undefined ? null : h('span', { class: 'label', 'data-testid': 'key-label' }, label),
+    shortKey(key),
+  );
 
 function leaseCell(row: KeyRow) {
   const left = row.leaseLeftMs ?? 0;
@@ -47,7 +54,7 @@ export function renderKeys(element: Element, snapshot: Snapshot) {
     h(
       'tr',
       { 'data-testid': 'in-progress-row' },
-      keyCell(row.key),
+      keyCell(row.key, row.label),
       h('td', {}, row.attempt),
       leaseCell(row),
       h('td', {}, row.takenOver === null ? '–' : row.takenOver ? 'yes' : 'no'),
@@ -59,7 +66,7 @@ export function renderKeys(element: Element, snapshot: Snapshot) {
     h(
       'tr',
       { 'data-testid': 'completed-row' },
-      keyCell(row.key),
+      keyCell(row.key, row.label),
       h('td', {}, row.status ?? '–'),
       h('td', {}, row.attempt),
       h('td', {}, ago(row.completedAt, now)),
@@ -71,7 +78,7 @@ export function renderKeys(element: Element, snapshot: Snapshot) {
     h(
       'tr',
       { 'data-testid': 'released-row' },
-      keyCell(row.key),
+      keyCell(row.key, row.label),
       h('td', {}, row.attempt),
       h('td', {}, ago(row.createdAt, now)),
       h('td', {}, duration(row.expiresAt - now)),
@@ -118,7 +125,7 @@ function truncatedNotice(counts: KeyCounts) {
   return h(
     'p',
     { class: 'notice', 'data-testid': 'keys-truncated' },
-    `Redis: the scan stopped after ${walked} (scanLimit) before the end of the database; the counts and lists are a lower bound.`,
+    `The store's walk stopped after ${walked} (scanLimit: Redis keys scanned, PostgreSQL rows read) before its end; the counts and lists are a lower bound.`,
   );
 }
 

@@ -62,6 +62,7 @@ function show(result: Element, detail: KeyDetail) {
   if (!detail.found || record === null) return fill(result, h('p', {}, `No record for ${detail.key}.`));
   const rows: [string, string][] = [
     ['storage key', record.key],
+    ['route / scope', record.label ?? '–'],
     ['state', record.state],
     ['attempts', String(record.attempt)],
     ['fencing token', String(record.token)],
