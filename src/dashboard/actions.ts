@@ -55,7 +55,7 @@ export async function runAction(
       message: `${done} ${count} dead letter${count === 1 ? '' : 's'}${missing > 0 ? `; ${missing} were no dead letters (already replayed or discarded?)` : ''}`,
     };
   }
-  const { store } = options.source;
+  const { store, inspector } = options.source;
   if (name === 'delete') {
     const deleted = await store.delete(input.key);
     return {
@@ -65,7 +65,7 @@ export async function runAction(
       message: deleted ? 'deleted: the next request with this key runs again' : 'no record for this key',
     };
   }
-  const record = await store.get(input.key);
+  const record = await inspector.record(input.key);
   if (record === undefined) return { status: 404, ok: false, count: 0, message: 'no record for this key' };
   if (record.state !== 'inProgress')
     return { status: 409, ok: false, count: 0, message: `the key is ${record.state}, not in progress` };

@@ -1,8 +1,9 @@
+import type { RecordView } from '../core/inspection.js';
 import { scopedKey, validateKey } from '../core/key.js';
 import { defaultEnvelopeOptions, openOutcome } from '../core/record.js';
-import type { KeyRecord } from '../core/store.js';
+import type { BoardSource } from './board-source.js';
+import { rowOf } from './keys-panel.js';
 import type { KeyBody, KeyDetail } from './model.js';
-import type { ResolvedSource } from './source.js';
 
 /** The body shown for one key is cut here: enough to recognise it, bounded for the page. */
 export const BODY_PREVIEW_BYTES = 16_384;
@@ -28,15 +29,15 @@ export function storageKeyOf(query: URLSearchParams): string | { error: string }
   }
 }
 
-/** A record with its outcome's status and headers; the body only as a byte count. */
-export async function lookUp(source: ResolvedSource, key: string): Promise<KeyDetail> {
-  const record = await source.store.get(key);
-  if (record === undefined) return { found: false, key, record: null, outcome: null };
-  const { outcome } = record;
+/** A record with its outcome's status and headers; the body only as a byte count (the view carries none). */
+export async function lookUp(source: BoardSource, key: string): Promise<KeyDetail> {
+  const view = await source.inspector.record(key);
+  if (view === undefined) return { found: false, key, record: null, outcome: null };
+  const { outcome } = view;
   return {
     found: true,
     key,
-    record: detailRow(record),
+    record: detailRow(view),
     outcome:
       outcome === undefined
         ? null
@@ -45,16 +46,17 @@ export async function lookUp(source: ResolvedSource, key: string): Promise<KeyDe
             headers: outcome.headers.map(([name, value]) => [name, value] as const),
             encoding: outcome.encoding,
             storage: outcome.storage,
-            bodyBytes: outcome.body.byteLength,
+            bodyBytes: outcome.bodyBytes,
           },
   };
 }
 
 /** The body of one completed record, decompressed, its first `BODY_PREVIEW_BYTES` as UTF-8 text. */
-export async function bodyOf(source: ResolvedSource, key: string): Promise<KeyBody | undefined> {
-  const record = await source.store.get(key);
-  if (record?.outcome === undefined) return undefined;
-  const opened = await openOutcome(record.outcome, defaultEnvelopeOptions);
+export async function bodyOf(source: BoardSource, key: string): Promise<KeyBody | undefined> {
+  const view = await source.inspector.record(key, { body: true });
+  const outcome = view?.outcome;
+  if (outcome?.body === undefined) return undefined;
+  const opened = await openOutcome({ ...outcome, body: outcome.body }, defaultEnvelopeOptions);
   if (!opened.retained) return { key, retained: false, bytes: 0, truncated: false, text: '' };
   const body = opened.outcome.body;
   return {
@@ -66,19 +68,7 @@ export async function bodyOf(source: ResolvedSource, key: string): Promise<KeyBo
   };
 }
 
-function detailRow(record: KeyRecord): NonNullable<KeyDetail['record']> {
-  return {
-    key: record.key,
-    state: record.state,
-    fingerprint: record.fingerprint,
-    attempt: record.attempt,
-    token: record.token,
-    // The store's get has no clock reading to give back; the app server's is close enough for a lookup.
-    leaseLeftMs: record.state === 'inProgress' ? record.leaseUntil - Date.now() : null,
-    createdAt: record.createdAt,
-    completedAt: record.completedAt ?? null,
-    expiresAt: record.expiresAt,
-    status: record.outcome?.status ?? null,
-    takenOver: null,
-  };
+function detailRow(view: RecordView): NonNullable<KeyDetail['record']> {
+  // A lookup never said whether the claim was a takeover: the lists do, where the store keeps it.
+  return { ...rowOf(view), fingerprint: view.fingerprint, takenOver: null };
 }

@@ -34,9 +34,9 @@ export interface KeyCounts {
   readonly released: number;
   /** In progress with a lease that ran out: stuck until the next request with the key takes it over. */
   readonly leaseExpired: number;
-  /** Redis: the SCAN walked `scanLimit` keys before the end of the keyspace, so the counts are a lower bound. */
+  /** The store's walk stopped at `scanLimit` before its end (Redis keys scanned, SQL rows read): the counts are a lower bound. */
   readonly truncated: boolean;
-  /** Redis: how many keys the SCAN walked (oncely's or not), at most `scanLimit`. Absent for PostgreSQL. */
+  /** The work the walk did, at most `scanLimit`: keys a Redis SCAN walked (oncely's or not), rows PostgreSQL read. */
   readonly scanned?: number;
 }
 
@@ -132,7 +132,7 @@ export interface ParkedRow {
 export interface ParkedPanel {
   readonly count: number;
   readonly rows: readonly ParkedRow[];
-  /** Redis: found within the bounded SCAN only. */
+  /** Found within the bounded walk only (see `KeyCounts.truncated`). */
   readonly truncated: boolean;
 }
 
@@ -144,7 +144,8 @@ export interface PanelError {
 
 export interface Snapshot {
   readonly at: number;
-  readonly store: { readonly kind: 'redis' | 'postgres'; readonly label: string };
+  /** `kind` is the store's name (`redis`, `postgres`, `memory`, …). */
+  readonly store: { readonly kind: string; readonly label: string };
   readonly refreshMs: number;
   /** Whether the operator actions are enabled (each still needs the token). */
   readonly actions: boolean;

@@ -1,12 +1,16 @@
 import type { Pool } from 'pg';
 import { InvalidOptionsError } from '../core/errors.js';
 import { knownOptions, wholeNumber } from '../core/validate.js';
+import { type BoardSource, type DashboardStoreSource, resolveBoardSource } from './board-source.js';
 import { type OutboxTarget, outboxTarget } from './outbox-panel.js';
-import { type DashboardSource, type ResolvedSource, resolveSource } from './source.js';
+import type { DashboardSource } from './source.js';
 
 export interface DashboardOptions {
-  /** Where the idempotency records (and the event log) are: `{ redis: client, prefix? }` or `{ postgres: pool, schema?, table? }`. */
-  readonly source: DashboardSource;
+  /**
+   * Where the idempotency records (and the event log) are: `{ redis: client, prefix? }`, `{ postgres: pool,
+   * schema?, table? }`, or `{ store }` for any store with an inspector (no event log then).
+   */
+  readonly source: DashboardSource | DashboardStoreSource;
   /**
    * The transactional outbox to show (backlog, lag, dead letters). Default: the PostgreSQL source's pool and
    * schema; none for a Redis source. `false` hides it.
@@ -38,8 +42,9 @@ export interface DashboardOptions {
   /** Rows per list (keys, dead letters, topics, parked, events). Default 10. */
   readonly listLimit?: number;
   /**
-   * Redis: keys the SCAN walks per refresh, oncely's records or any other key of the database (a keyspace larger
-   * than this is `truncated`: the counts are then a lower bound). Default 10,000.
+   * The work the store's walk may do per refresh: keys a Redis SCAN walks (oncely's records or any other key of
+   * the database), rows PostgreSQL reads. A store larger than this is `truncated`: the counts are then a lower
+   * bound. Default 10,000.
    */
   readonly scanLimit?: number;
   /** Time covered by the rate charts, ms. Default 900,000 (15 minutes). */
@@ -47,7 +52,7 @@ export interface DashboardOptions {
 }
 
 export interface ResolvedDashboard {
-  readonly source: ResolvedSource;
+  readonly source: BoardSource;
   readonly outbox: OutboxTarget | undefined;
   readonly token: string | undefined;
   readonly actions: boolean;
@@ -83,7 +88,7 @@ export function resolveDashboardOptions(options: DashboardOptions): ResolvedDash
   if (options === null || typeof options !== 'object')
     throw new InvalidOptionsError('dashboard needs options: dashboard({ source })');
   knownOptions('dashboard', options, KNOWN);
-  const source = resolveSource('dashboard', options.source);
+  const source = resolveBoardSource('dashboard', options.source);
   const token = options.token;
   if (token !== undefined && (typeof token !== 'string' || token.length < MIN_TOKEN_LENGTH)) {
     throw new InvalidOptionsError(
@@ -122,10 +127,11 @@ function flag(name: string, value: unknown): boolean {
   return value;
 }
 
-function outboxOf(value: DashboardOptions['outbox'], source: ResolvedSource): OutboxTarget | undefined {
+function outboxOf(value: DashboardOptions['outbox'], source: BoardSource): OutboxTarget | undefined {
   if (value === false) return undefined;
+  const { events } = source;
   if (value === undefined)
-    return source.kind === 'postgres' ? outboxTarget(source.pool, source.schema) : undefined;
+    return events?.kind === 'postgres' ? outboxTarget(events.pool, events.schema) : undefined;
   if (value === null || typeof value !== 'object' || value.pool === undefined)
     throw new InvalidOptionsError('dashboard: outbox must be { pool, schema? } or false');
   knownOptions('dashboard outbox', value, ['pool', 'schema']);

@@ -1,8 +1,7 @@
+import { BUCKET_MS } from './events/entry.js';
 import { readEvents } from './events/read.js';
-import { readPostgresKeys } from './keys-postgres.js';
-import { scanRedisKeys } from './keys-redis.js';
-import { panelsOf } from './keys-tally.js';
-import type { KeysPanel, PanelError, ParkedPanel, Snapshot } from './model.js';
+import { readKeys } from './keys-panel.js';
+import type { EventsPanel, PanelError, Snapshot } from './model.js';
 import type { ResolvedDashboard } from './options.js';
 import { BacklogHistory, readOutbox } from './outbox-panel.js';
 
@@ -15,7 +14,6 @@ import { BacklogHistory, readOutbox } from './outbox-panel.js';
  */
 export class Snapshots {
   readonly #options: ResolvedDashboard;
-  readonly #label: string;
   // Ten minutes of samples at the default refresh.
   readonly #history = new BacklogHistory(300);
   #building: Promise<Snapshot> | undefined;
@@ -23,9 +21,6 @@ export class Snapshots {
 
   constructor(options: ResolvedDashboard) {
     this.#options = options;
-    const { source } = options;
-    this.#label =
-      source.kind === 'redis' ? `redis, prefix ${source.prefix}` : `postgres, table ${source.table}`;
   }
 
   get(): Promise<Snapshot> {
@@ -47,7 +42,7 @@ export class Snapshots {
   }
 
   async #build(): Promise<Snapshot> {
-    const { source, outbox, listLimit, rateWindowMs } = this.#options;
+    const { source, outbox, listLimit, scanLimit, rateWindowMs } = this.#options;
     const errors: PanelError[] = [];
     const attempt = async <T>(panel: PanelError['panel'], read: () => Promise<T>): Promise<T | null> => {
       try {
@@ -58,8 +53,8 @@ export class Snapshots {
       }
     };
     const [keyPanels, events, outboxPanel] = await Promise.all([
-      attempt('keys', () => this.#keys()),
-      attempt('events', () => readEvents(source, listLimit, rateWindowMs)),
+      attempt('keys', () => readKeys(source, listLimit, scanLimit)),
+      attempt('events', () => eventsOf(source.events, listLimit, rateWindowMs)),
       outbox === undefined
         ? null
         : attempt('outbox', async () => {
@@ -74,7 +69,7 @@ export class Snapshots {
     ]);
     return {
       at: Date.now(),
-      store: { kind: source.kind, label: this.#label },
+      store: { kind: source.kind, label: source.label },
       refreshMs: this.#options.refreshMs,
       actions: this.#options.actions,
       keys: keyPanels?.keys ?? null,
@@ -84,20 +79,15 @@ export class Snapshots {
       errors,
     };
   }
+}
 
-  async #keys(): Promise<{ keys: KeysPanel; parked: ParkedPanel }> {
-    const { source, listLimit, scanLimit } = this.#options;
-    if (source.kind === 'redis') return panelsOf(await scanRedisKeys(source, scanLimit, listLimit));
-    const read = await readPostgresKeys(source, listLimit);
-    const { parked, ...counts } = read.counts;
-    return {
-      keys: {
-        counts: { ...counts, truncated: false },
-        inProgress: read.lists.inProgress,
-        completed: read.lists.completed,
-        released: read.lists.released,
-      },
-      parked: { count: parked, rows: read.parked, truncated: false },
-    };
-  }
+/** A bare store has no event log: the panel then says how to add one, as when no application writes one. */
+function eventsOf(
+  source: ResolvedDashboard['source']['events'],
+  listLimit: number,
+  rateWindowMs: number,
+): Promise<EventsPanel> {
+  if (source === undefined)
+    return Promise.resolve({ available: false, recent: [], bucketMs: BUCKET_MS, rates: [] });
+  return readEvents(source, listLimit, rateWindowMs);
 }

@@ -1,17 +1,18 @@
+/**
+ * @module Where the dashboard and the event log read: the client the application's store uses and where in it the
+ * records are (`{ redis }`, `{ postgres }`), or any store that has an inspector (`{ store }`). The caller owns the
+ * connection, as with the stores: nothing here dials or closes it. Stores are built through their public entries
+ * only: the records' format is theirs, and the dashboard reads it through `store.inspector`.
+ */
 import type { Pool } from 'pg';
 import { InvalidOptionsError } from '../core/errors.js';
+import { quoteIdentifier, sqlName } from '../core/sql-names.js';
 import type { Store } from '../core/store.js';
 import { knownOptions } from '../core/validate.js';
-import { identifier } from '../stores/postgres/options.js';
-import { quoteIdentifier, tableTarget } from '../stores/postgres/sql.js';
-import { PostgresStore } from '../stores/postgres/store.js';
-import type { RedisClient } from '../stores/redis/scripts.js';
-import { RedisStore } from '../stores/redis/store.js';
+import { PostgresStore } from '../stores/postgres/index.js';
+import { type RedisClient, RedisStore } from '../stores/redis/index.js';
 
-/**
- * Where the dashboard (and the event log) read: the client the application's store uses, and where in it the
- * records are. The caller owns the connection, as with the stores: nothing here dials or closes it.
- */
+/** The records (and the event log) in Redis or PostgreSQL, by the client of the application's store. */
 export type DashboardSource =
   | {
       /** The ioredis client (standalone, Sentinel or Cluster) of the `RedisStore`. */
@@ -28,6 +29,7 @@ export type DashboardSource =
       readonly table?: string;
     };
 
+/** Where the event log lives, with the store of the records beside it. */
 export type ResolvedSource =
   | {
       readonly kind: 'redis';
@@ -35,7 +37,7 @@ export type ResolvedSource =
       readonly prefix: string;
       /** Where the event log lives: one hash tag, so its keys share a Cluster slot (and never match records). */
       readonly eventsKey: (suffix: string) => string;
-      readonly store: RedisStore;
+      readonly store: Store;
     }
   | {
       readonly kind: 'postgres';
@@ -46,7 +48,7 @@ export type ResolvedSource =
       /** `"schema".oncely_events` and `"schema".oncely_event_counts`. */
       readonly eventsTable: string;
       readonly countsTable: string;
-      readonly store: PostgresStore;
+      readonly store: Store;
     };
 
 /** Checks a source once, at construction (bad options throw then, not per request). */
@@ -68,8 +70,8 @@ export function resolveSource(what: string, source: DashboardSource): ResolvedSo
   }
   if ('postgres' in source && source.postgres !== undefined) {
     knownOptions(`${what} source`, source, ['postgres', 'schema', 'table']);
-    const schema = identifier('schema', source.schema, 'public');
-    const table = identifier('table', source.table, 'oncely_keys');
+    const schema = sqlName('schema', source.schema, 'public');
+    const table = sqlName('table', source.table, 'oncely_keys');
     // No LISTEN connection: the dashboard never waits for a key.
     const store = new PostgresStore({ pool: source.postgres, schema, table, listen: false, notify: true });
     const qualified = (name: string) => `${quoteIdentifier(schema)}.${quoteIdentifier(name)}`;
@@ -77,16 +79,11 @@ export function resolveSource(what: string, source: DashboardSource): ResolvedSo
       kind: 'postgres',
       pool: source.postgres,
       schema,
-      table: tableTarget(schema, table).qualified,
+      table: qualified(table),
       eventsTable: qualified('oncely_events'),
       countsTable: qualified('oncely_event_counts'),
       store,
     };
   }
   throw new InvalidOptionsError(`${what}: source must be { redis: client } or { postgres: pool }`);
-}
-
-/** The store the actions and the lookup go through: the same atomic, fenced transitions the engine uses. */
-export function storeOf(source: ResolvedSource): Store {
-  return source.store;
 }

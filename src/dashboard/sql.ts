@@ -2,8 +2,6 @@ import deadLettersSql from './sql/dead-letters.sql.generated.js';
 import eventsFlushSql from './sql/events-flush.sql.generated.js';
 import eventsReadSql from './sql/events-read.sql.generated.js';
 import eventsSchemaSql from './sql/events-schema.sql.generated.js';
-import keysCountsSql from './sql/keys-counts.sql.generated.js';
-import keysListSql from './sql/keys-list.sql.generated.js';
 import outboxTopicsSql from './sql/outbox-topics.sql.generated.js';
 
 /** Already quoted names to splice into the templates (validated at construction, never request input). */
@@ -28,8 +26,6 @@ function render(template: string, names: SqlNames): string {
 }
 
 export const dashboardSql = {
-  keysCounts: (table: string) => render(keysCountsSql, { table }),
-  keysList: (table: string) => render(keysListSql, { table }),
   outboxTopics: (table: string) => render(outboxTopicsSql, { table }),
   deadLetters: (table: string) => render(deadLettersSql, { table }),
   eventsSchema: (names: Required<Pick<SqlNames, 'schema' | 'events' | 'counts'>>) =>

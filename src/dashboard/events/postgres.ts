@@ -1,4 +1,4 @@
-import { quoteIdentifier } from '../../stores/postgres/sql.js';
+import { quoteIdentifier } from '../../core/sql-names.js';
 import type { EventRow, EventsPanel } from '../model.js';
 import type { ResolvedSource } from '../source.js';
 import { dashboardSql } from '../sql.js';
