@@ -12,8 +12,9 @@ export const POSTGRES_TABLE_NOTE =
 export const inspectHelp = `oncely inspect --store redis|postgres (--key KEY --scope SCOPE | --hashed STORAGE_KEY)
                [--prefix oncely | --schema public --table oncely_keys] [--delete]
 
-  Shows the record of one key: state, fingerprint, fencing token, attempts, lease and expiry, and the stored
-  response (status, headers, the first 2 KiB of the body). --delete removes it, so the next request runs again.
+  Shows the record of one key: the route or scope it belongs to, state, fingerprint, fencing token, attempts,
+  lease and expiry, and the stored response (status, headers, the first 2 KiB of the body). --delete removes it,
+  so the next request runs again.
   ${POSTGRES_TABLE_NOTE}`;
 
 export async function inspect(argv: readonly string[]): Promise<void> {
@@ -51,6 +52,8 @@ export async function inspect(argv: readonly string[]): Promise<void> {
         ['field', 'value'],
         [
           ['storage key', record.key],
+          // What the key belongs to (its first claim's route or scope); never the key or the client's identity.
+          ['route / scope', record.label ?? '-'],
           ['state', record.state],
           ['fingerprint', record.fingerprint],
           ['fencing token', String(record.token)],
