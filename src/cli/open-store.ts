@@ -1,8 +1,9 @@
 import type { Pool } from 'pg';
 import { isInvalidOptionsError } from '../core/errors.js';
+import type { StoreInspector } from '../core/inspection.js';
 import type { Store } from '../core/store.js';
 import { MemoryStore } from '../stores/memory.js';
-import { UsageError } from './errors.js';
+import { CommandFailed, UsageError } from './errors.js';
 import { keysTable, requireTable } from './postgres-location.js';
 import { openPool } from './postgres-pool.js';
 import { openRedisClient } from './redis-client.js';
@@ -17,6 +18,12 @@ export interface OpenedStore {
   readonly description: string;
   /** Closes the store and the connections the CLI opened for it. */
   close(): Promise<void>;
+}
+
+/** The store's inspector: the commands read records only through it (every oncely store has one). */
+export function inspectorOf(store: Store): StoreInspector {
+  if (store.inspector === undefined) throw new CommandFailed(`the ${store.name} store has no inspector`);
+  return store.inspector;
 }
 
 /** Where the records are: `--prefix` for Redis, `--schema` and `--table` for PostgreSQL. */

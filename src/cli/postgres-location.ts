@@ -1,8 +1,7 @@
 import type { Pool } from 'pg';
 import { isInvalidOptionsError } from '../core/errors.js';
+import { sqlName as identifier, quoteIdentifier } from '../core/sql-names.js';
 import { outboxTable } from '../messaging/outbox/table.js';
-import { identifier } from '../stores/postgres/options.js';
-import { quoteIdentifier } from '../stores/postgres/sql.js';
 import { CommandFailed, UsageError } from './errors.js';
 
 /** Where the PostgreSQL store's keys live, from `--schema` and `--table`, validated as the store validates them. */

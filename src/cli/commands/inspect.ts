@@ -2,7 +2,7 @@ import { scopedKey } from '../../core/key.js';
 import { defaultEnvelopeOptions, openOutcome } from '../../core/record.js';
 import { choiceOption, parseOptions } from '../args.js';
 import { UsageError } from '../errors.js';
-import { openStore, type StoreKind } from '../open-store.js';
+import { inspectorOf, openStore, type StoreKind } from '../open-store.js';
 import { renderTable } from '../table.js';
 
 /** How the commands that read or maintain PostgreSQL records treat a missing table (the three helps say it). */
@@ -41,7 +41,8 @@ export async function inspect(argv: readonly string[]): Promise<void> {
     table: values.table,
   });
   try {
-    const record = await opened.store.get(storageKey);
+    // Through the store's inspector, as every tool reads records: the body comes because it is asked for.
+    const record = await inspectorOf(opened.store).record(storageKey, { body: true });
     if (record === undefined) {
       process.stdout.write(`no record for ${storageKey}\n`);
       return;
@@ -66,7 +67,8 @@ export async function inspect(argv: readonly string[]): Promise<void> {
       )}\n`,
     );
     if (record.outcome !== undefined) {
-      const opened = await openOutcome(record.outcome, defaultEnvelopeOptions);
+      const { body = new Uint8Array(0) } = record.outcome;
+      const opened = await openOutcome({ ...record.outcome, body }, defaultEnvelopeOptions);
       process.stdout.write(
         `\nstatus ${record.outcome.status}, body stored ${record.outcome.storage} (${record.outcome.encoding})\n`,
       );

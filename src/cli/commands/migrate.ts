@@ -1,5 +1,5 @@
 import { migrate as migrateOutbox } from '../../messaging/outbox/migrate.js';
-import { migrate as migrateKeys, schemaFor } from '../../stores/postgres/migrate.js';
+import { migrate as migrateKeys, schemaFor } from '../../stores/postgres/index.js';
 import { parseOptions } from '../args.js';
 import { outboxDdl } from '../outbox-ddl.js';
 import { keysTable, outboxSchema } from '../postgres-location.js';
