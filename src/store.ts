@@ -1,13 +1,14 @@
 /**
  * @module oncely/store: for store authors, the Store contract's inputs and results, how outcomes are sealed for
  * storage, and the fencing-token rule; for anyone below the `Engine` or beside the `Inbox`, the key rules
- * (`validateKey`, `MAX_KEY_LENGTH`), the storage key (`scopedKey`), fingerprints (`fingerprintOf`,
- * `canonicalJson`) and what a broker does with an inbox outcome (`actionFor`). Run `runStoreConformance` from
- * `oncely/testing` against a new store before trusting it.
+ * (`validateKey`, `MAX_KEY_LENGTH`), the storage key (`scopedKey`), record labels (`checkLabel`, `labelOf`),
+ * fingerprints (`fingerprintOf`, `canonicalJson`) and what a broker does with an inbox outcome (`actionFor`).
+ * Run `runStoreConformance` from `oncely/testing` against a new store before trusting it.
  */
 export { CircuitBreaker, type CircuitBreakerOptions } from './core/circuit-breaker.js';
 export { canonicalJson, type FingerprintPart, fingerprintOf } from './core/fingerprint.js';
 export { MAX_KEY_LENGTH, scopedKey, validateKey } from './core/key.js';
+export { checkLabel, isLabel, labelOf, MAX_LABEL_LENGTH } from './core/label.js';
 export {
   type EnvelopeOptions,
   openOutcome,

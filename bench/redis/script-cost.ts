@@ -7,7 +7,7 @@ import { median } from './report.js';
 
 /** One script measured alone: `INFO commandstats` of EVALSHA over `CALLS` calls, reset before each. */
 export interface ScriptCost {
-  readonly layer: 'oncely' | 'oncely, time as an argument' | 'oncely 0.1' | 'minimal';
+  readonly layer: 'oncely' | 'oncely, labelled' | 'oncely, time as an argument' | 'oncely 0.1' | 'minimal';
   readonly name: string;
   /** Redis µs per call (`usec_per_call` of evalsha), one value per round. */
   readonly usPerCall: number[];
@@ -75,6 +75,26 @@ export function scriptCases(bench: Bench): { cases: Case[]; run: (step: Step) =>
       leaseMs: LEASE_MS,
       retentionMs: RETENTION_MS,
     });
+
+  // Records with a label, as every entry point now gives one (over HTTP the method and route template).
+  const LABEL = 'POST /payments/:id';
+  const labelledBegin = (round: string, i: number) =>
+    store.begin({
+      key: key(round, i),
+      fingerprint: FINGERPRINT,
+      leaseMs: LEASE_MS,
+      retentionMs: RETENTION_MS,
+      label: LABEL,
+    });
+  const labelledClaims = async (round: string) => {
+    const tokens: number[] = [];
+    await each(async (i) => {
+      const r = await labelledBegin(round, i);
+      if (r.kind !== 'acquired') throw new Error(`expected acquired, got ${r.kind}`);
+      tokens[i] = r.token;
+    });
+    return tokens;
+  };
 
   // The same scripts with the time passed in (as tests do): what reading TIME costs.
   const timed = new RedisStore({ client: bench.client, prefix: 'cost-clock', clock: Date.now });
@@ -156,6 +176,31 @@ export function scriptCases(bench: Bench): { cases: Case[]; run: (step: Step) =>
       prepare: async (round) => {
         await completed(round);
         return (i) => store.delete(key(round, i));
+      },
+    },
+    {
+      layer: 'oncely, labelled',
+      name: 'begin: acquire a new key',
+      prepare: async (round) => (i) => labelledBegin(round, i),
+    },
+    {
+      layer: 'oncely, labelled',
+      name: 'complete (200 B body)',
+      prepare: async (round) => {
+        const tokens = await labelledClaims(round);
+        return (i) =>
+          store.complete({ key: key(round, i), token: tokens[i]!, outcome, retentionMs: RETENTION_MS });
+      },
+    },
+    {
+      layer: 'oncely, labelled',
+      name: 'begin: replay',
+      prepare: async (round) => {
+        const tokens = await labelledClaims(round);
+        await each((i) =>
+          store.complete({ key: key(round, i), token: tokens[i]!, outcome, retentionMs: RETENTION_MS }),
+        );
+        return (i) => labelledBegin(round, i);
       },
     },
     {

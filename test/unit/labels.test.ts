@@ -9,6 +9,7 @@ import { scopedKey } from '../../src/core/key.js';
 import { isLabel, labelOf, MAX_LABEL_LENGTH } from '../../src/core/label.js';
 import { Engine, idempotent, MemoryStore } from '../../src/index.js';
 import { Inbox } from '../../src/messaging/consumer.js';
+import * as storeEntry from '../../src/store.js';
 
 describe('labelOf', () => {
   it('keeps a good scope name as it is (the same string) and gives none for none', () => {
@@ -37,6 +38,12 @@ describe('labelOf', () => {
     const emoji = labelOf(`${'a'.repeat(198)}${'😀'.repeat(10)}`);
     assert.equal(emoji, `${'a'.repeat(198)}…`);
     for (const label of [long!, emoji!]) assert.ok(isLabel(label));
+  });
+
+  it('is on oncely/store for store authors', () => {
+    for (const name of ['checkLabel', 'isLabel', 'labelOf', 'MAX_LABEL_LENGTH'])
+      assert.ok(name in storeEntry, name);
+    assert.throws(() => storeEntry.checkLabel('a\nb', 'mine'), /mine store: a label is 1 to 200 characters/);
   });
 
   it('isLabel: 1 to 200 characters, no unsafe character, no lone surrogate', () => {
