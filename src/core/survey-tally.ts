@@ -95,7 +95,8 @@ export class SurveyTally {
         ? {}
         : { marked: { count: this.#marked, records: this.#top('marked') } }),
       truncated: this.#truncated,
-      scanned: Math.min(this.#scanned, this.#options.scanLimit),
+      // As counted, never clamped: a walk that overran its bound shows it (conformance checks scanned ≤ scanLimit).
+      scanned: this.#scanned,
     };
   }
 

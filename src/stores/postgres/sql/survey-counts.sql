@@ -7,14 +7,17 @@
 -- marked.
 --@include clock now=$1
 , walked AS (
-  SELECT k.key, k.state, k.lease_until_ms, c.now_ms,
-    (k.state = 'completed' AND k.fingerprint = $4::text AND k.headers = $5::jsonb
-      AND octet_length(k.body) = 0) AS marked,
-    row_number() OVER (ORDER BY k.expires_at_ms DESC) AS n
-  FROM {{table}} k, clock c
-  WHERE k.expires_at_ms > c.now_ms
-  ORDER BY k.expires_at_ms DESC
-  LIMIT $2::integer + 1
+  -- Numbered outside the limited walk: a window ordered by the expiry would read ahead of the LIMIT.
+  SELECT l.*, row_number() OVER () AS n
+  FROM (
+    SELECT k.key, k.state, k.lease_until_ms, c.now_ms,
+      (k.state = 'completed' AND k.fingerprint = $4::text AND k.headers = $5::jsonb
+        AND octet_length(k.body) = 0) AS marked
+    FROM {{table}} k, clock c
+    WHERE k.expires_at_ms > c.now_ms
+    ORDER BY k.expires_at_ms DESC
+    LIMIT $2::integer + 1
+  ) l
 ),
 counted AS (
   SELECT * FROM walked w WHERE w.n <= $2::integer AND ($3::text IS NULL OR starts_with(w.key, $3::text))
