@@ -41,6 +41,16 @@ export type {
   ReleaseReason,
 } from './core/events.js';
 export type {
+  OutcomeView,
+  RecordSummary,
+  RecordView,
+  RecordViewOptions,
+  StateCounts,
+  StoreInspector,
+  Survey,
+  SurveyOptions,
+} from './core/inspection.js';
+export type {
   EngineProbe,
   ExecutionProbe,
   Instrumentation,
