@@ -1,9 +1,9 @@
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type PaymentsServer, startPaymentsServer } from '../../examples/payments/server.js';
 import { createClient, type RetryEvent } from '../../src/client/index.js';
 import { RedisStore } from '../../src/stores/redis/index.js';
-import { DisposableRedis } from '../messaging/support/disposable-redis.js';
+import { type RedisProcess, startRedis, stopAll, storeClient } from '../redis/support/redis-server.js';
 
 // The demo payments service on a Redis store of its own; the test stops that redis-server mid-call and starts it
 // again. The service fails closed (503 store-unavailable, Retry-After: 1) while Redis is down; the client backs
@@ -15,28 +15,21 @@ const post = {
   body: JSON.stringify({ amount: 1999, currency: 'EUR' }),
 };
 
-let redis: DisposableRedis;
+let redis: RedisProcess | undefined;
 let connection: Redis;
 let server: PaymentsServer;
 
 beforeAll(async () => {
-  redis = await DisposableRedis.start();
+  redis = await startRedis();
   // What docs/stores/redis.md recommends (fail fast, no offline queue), reconnecting every 100 ms.
-  connection = new Redis({
-    port: redis.port,
-    host: '127.0.0.1',
-    enableOfflineQueue: false,
-    maxRetriesPerRequest: 0,
-    retryStrategy: () => 100,
-  });
-  connection.on('error', () => {});
+  connection = await storeClient(redis.port, { reconnectMs: 100 });
   server = await startPaymentsServer({ store: new RedisStore({ client: connection }), processingMs: 20 });
 });
 
 afterAll(async () => {
   await server?.close();
   connection?.disconnect();
-  await redis?.stop();
+  await stopAll([redis]);
 });
 
 describe('a store outage', () => {
@@ -45,7 +38,7 @@ describe('a store outage', () => {
     const warm = await createClient().fetch(url, post);
     expect(warm.response.status).toBe(201);
 
-    await redis.stop();
+    await redis!.kill();
     const events: RetryEvent[] = [];
     let restarted: Promise<void> | undefined;
     const client = createClient({
@@ -54,7 +47,7 @@ describe('a store outage', () => {
       onRetry: (event) => {
         events.push(event);
         // Back after the client has been told "unavailable" twice.
-        if (events.length === 2) restarted = redis.start();
+        if (events.length === 2) restarted = redis!.restart();
       },
     });
     const result = await client.fetch(url, post);

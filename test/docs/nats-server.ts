@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort } from '../messaging/support/disposable-redis.js';
+import { freePort } from '../redis/support/redis-server.js';
 
 const BINARY = '/usr/sbin/nats-server';
 

@@ -6,7 +6,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrate as migrateOutbox } from '../../src/messaging/outbox/index.js';
 import { migrate as migrateStore } from '../../src/stores/postgres/index.js';
-import { DisposableRedis } from '../messaging/support/disposable-redis.js';
+import { type RedisProcess, startRedis, stopAll } from '../redis/support/redis-server.js';
 import { requireService, type ServiceName, services } from '../support/services.js';
 import { parseDocumentation, repoRoot, type Snippet } from './markdown.js';
 import { DisposableNats } from './nats-server.js';
@@ -28,14 +28,14 @@ describe('documentation blocks marked run', () => {
   const admin = new pg.Pool({ connectionString: services.postgres.url, max: 1 });
   let results = new Map<Snippet, Promise<RunResult>>();
   let nats: DisposableNats | undefined;
-  let redis: DisposableRedis | undefined;
+  let redis: RedisProcess | undefined;
 
   beforeAll(async () => {
     for (const name of ['postgres', 'rabbitmq'] satisfies ServiceName[]) await requireService(name);
     // Redis and NATS of the run's own: the blocks create streams, groups and consumers with fixed names, which
     // would outlive the run on the shared servers, and could hide a block that stopped creating them.
     nats = await DisposableNats.start();
-    redis = await DisposableRedis.start();
+    redis = await startRedis();
     // A database of its own: the blocks use the default schema and table names, which other tests share in `test`.
     await admin.query(`CREATE DATABASE ${database}`);
     const url = new URL(services.postgres.url);
@@ -81,7 +81,7 @@ describe('documentation blocks marked run', () => {
     await Promise.allSettled(results.values());
     rmSync(workDir, { recursive: true, force: true });
     await nats?.stop();
-    await redis?.stop();
+    await stopAll([redis]);
     await admin.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
     await admin.end();
   });

@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { brotliDecompressSync, gunzipSync, inflateSync } from 'node:zlib';
 import fastifyCompress from '@fastify/compress';
 import { serve } from '@hono/node-server';
@@ -15,6 +14,7 @@ import { idempotency as expressIdempotency } from '../../src/http/express.js';
 import { idempotency as fastifyIdempotency } from '../../src/http/fastify.js';
 import { idempotency as honoIdempotency } from '../../src/http/hono.js';
 import { MemoryStore } from '../../src/index.js';
+import { closing, listening } from '../support/listen.js';
 import { type RawResponse, rawRequest } from './support/raw-http.js';
 
 /**
@@ -36,19 +36,9 @@ afterEach(async () => {
   for (const close of closers.splice(0)) await close();
 });
 
-async function listening(server: Server, close?: () => Promise<void>): Promise<Served> {
-  if (!server.listening) await new Promise((resolve) => server.once('listening', resolve));
-  const served: Served = {
-    port: (server.address() as AddressInfo).port,
-    runs: 0,
-    close:
-      close ??
-      (() =>
-        new Promise<void>((resolve) => {
-          server.closeAllConnections();
-          server.close(() => resolve());
-        })),
-  };
+/** The app's server once it listens, closed after the test. */
+async function serving(server: Server, close?: () => Promise<void>): Promise<Served> {
+  const served: Served = { port: await listening(server), runs: 0, close: close ?? closing(server) };
   closers.push(served.close);
   return served;
 }
@@ -69,7 +59,7 @@ for (const [name, create] of [
       served!.runs++;
       res.status(201).json(report());
     });
-    served = await listening(app.listen(0, '127.0.0.1'));
+    served = await serving(app.listen(0, '127.0.0.1'));
     return served;
   };
   apps[`${name}, compression() after the layer`] = async () => {
@@ -80,7 +70,7 @@ for (const [name, create] of [
       served!.runs++;
       res.status(201).json(report());
     });
-    served = await listening(app.listen(0, '127.0.0.1'));
+    served = await serving(app.listen(0, '127.0.0.1'));
     return served;
   };
 }
@@ -97,7 +87,7 @@ for (const order of ['before', 'after'] as const) {
       return report();
     });
     await app.listen({ port: 0, host: '127.0.0.1' });
-    served = await listening(app.server, () => app.close());
+    served = await serving(app.server, () => app.close());
     return served;
   };
   apps[`hono on @hono/node-server, compress() ${order} the layer`] = async () => {
@@ -112,7 +102,7 @@ for (const order of ['before', 'after'] as const) {
       app.use('*', compress());
       app.post('/report', idem, handler);
     } else app.post('/report', idem, compress(), handler);
-    served = await listening(serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }) as Server);
+    served = await serving(serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }) as Server);
     return served;
   };
 }

@@ -12,6 +12,7 @@ import { idempotency as honoIdempotency } from '../../src/http/hono.js';
 import { idempotency as nodeIdempotency } from '../../src/http/node.js';
 import { ERRORS_DOC_URL } from '../../src/http/problem.js';
 import { MemoryStore } from '../../src/index.js';
+import { closing, listening } from '../support/listen.js';
 import { oneConnection, type RawResponse, rawRequest } from './support/raw-http.js';
 
 /** A server on a loopback port; `runs` counts handler runs. */
@@ -25,19 +26,6 @@ const closers: (() => Promise<void>)[] = [];
 afterEach(async () => {
   for (const close of closers.splice(0)) await close();
 });
-
-async function listening(server: Server): Promise<number> {
-  if (!server.listening) await new Promise((resolve) => server.once('listening', resolve));
-  return (server.address() as AddressInfo).port;
-}
-
-function closing(server: Server): () => Promise<void> {
-  return () =>
-    new Promise<void>((resolve) => {
-      server.closeAllConnections();
-      server.close(() => resolve());
-    });
-}
 
 /** POST /payments answers 201 JSON on every adapter, behind the layer. */
 const servers: Record<string, () => Promise<Served>> = {

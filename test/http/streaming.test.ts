@@ -1,5 +1,4 @@
 import { createServer, type IncomingMessage, request, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { Readable } from 'node:stream';
 import { serve } from '@hono/node-server';
 import express from 'express';
@@ -12,6 +11,7 @@ import { idempotency as fastifyIdempotency } from '../../src/http/fastify.js';
 import { idempotency as honoIdempotency } from '../../src/http/hono.js';
 import { idempotency as nodeIdempotency } from '../../src/http/node.js';
 import { MemoryStore } from '../../src/index.js';
+import { closing, listening } from '../support/listen.js';
 import { defaultId, until } from './support/fixture.js';
 
 /**
@@ -204,20 +204,13 @@ async function honoApp(): Promise<App> {
 }
 
 async function describeServer(server: Server, store: MemoryStore, gate: Gate, close?: () => Promise<void>) {
-  if (!server.listening) await new Promise((resolve) => server.once('listening', resolve));
   return {
-    port: (server.address() as AddressInfo).port,
+    port: await listening(server),
     store,
     runs: {} as Record<string, number>,
     flood: { produced: 0, refused: false },
     open: gate.open,
-    close:
-      close ??
-      (() =>
-        new Promise<void>((resolve) => {
-          server.closeAllConnections();
-          server.close(() => resolve());
-        })),
+    close: close ?? closing(server),
   };
 }
 

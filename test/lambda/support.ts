@@ -25,7 +25,8 @@ import {
 import { PostgresStore } from '../../src/stores/postgres/index.js';
 import { RedisStore } from '../../src/stores/redis/index.js';
 import { createTestSchema, type TestSchema } from '../postgres/support.js';
-import { requireService, services } from '../support/services.js';
+import { redisStore as redisStoreOf, type StoreSetup } from '../support/redis-store.js';
+import { requireService } from '../support/services.js';
 
 // Events are AWS's documented sample events (fixtures/*.json: API Gateway REST proxy, HTTP API payload 2.0,
 // Function URL, SQS), with the key, body and identity of each case set on a copy.
@@ -134,32 +135,11 @@ export function entryOf(
   return (event, context = contextOf()) => handled(event, context);
 }
 
-export interface StoreSetup {
-  readonly name: string;
-  create(): Store;
-}
+export type { StoreSetup };
 
-/** The machine's Redis under a prefix of this file's own (removed afterwards). */
+/** `RedisStore` on the machine's Redis under `oncely-lambda-<label>-…`, removed after the file's tests. */
 export function redisStore(label: string): StoreSetup {
-  const prefix = `oncely-lambda-${label}-${randomUUID().slice(0, 8)}`;
-  let client: Redis | undefined;
-  beforeAll(async () => {
-    await requireService('redis');
-    client = new Redis(services.redis.url, { maxRetriesPerRequest: 1 });
-  });
-  afterAll(async () => {
-    if (client === undefined) return;
-    const keys = await client.keys(`${prefix}*`);
-    if (keys.length > 0) await client.del(...keys);
-    await client.quit();
-  });
-  return {
-    name: 'redis',
-    create: () => {
-      if (client === undefined) throw new Error('the Redis client is not ready (see beforeAll)');
-      return new RedisStore({ client, prefix });
-    },
-  };
+  return redisStoreOf(`lambda-${label}`);
 }
 
 /** The machine's PostgreSQL, in a migrated schema of this file's own (dropped afterwards). */

@@ -23,8 +23,8 @@ import {
   type RelayEvent,
 } from '../../src/messaging/outbox/index.js';
 import type { OutboxMessage } from '../../src/messaging/publisher.js';
+import { startRedis, stopAll, storeClient } from '../redis/support/redis-server.js';
 import { requireService, services } from '../support/services.js';
-import { DisposableRedis } from './support/disposable-redis.js';
 import { freshOutbox, testPool, until } from './support/pg.js';
 import { acksOnlyWhatIsStored, outageInboxOptions } from './support/store-outage.js';
 
@@ -326,7 +326,7 @@ describe('consumeIdempotently: reply protocols, readiness, errors', () => {
   });
 
   it('reports loop errors through onError (or one process warning), and resumes when Redis is back', async () => {
-    const server = await DisposableRedis.start();
+    const server = await startRedis();
     const stream = 'events';
     const connect = () => {
       const client = new Redis({ port: server.port, retryStrategy: () => 50, maxRetriesPerRequest: 1 });
@@ -359,7 +359,7 @@ describe('consumeIdempotently: reply protocols, readiness, errors', () => {
       }),
     ];
     try {
-      await server.stop();
+      await server.kill();
       await until(() => reported.length >= 1 && warnings.length >= 1, 15_000);
       expect(reported[0]?.operation).toBe('read');
       // While Redis is down the loop waits for the client to be ready: no spinning, and no warning per retry.
@@ -369,7 +369,7 @@ describe('consumeIdempotently: reply protocols, readiness, errors', () => {
 
       // Redis comes back empty (no persistence): the read fails with NOGROUP, the group is created again, and
       // new entries flow.
-      await server.start();
+      await server.restart();
       await until(() => producer.status === 'ready', 15_000);
       await new RedisStreamsPublisher({ client: producer, stream: () => stream }).publish(message('after'));
       await until(() => handled.includes('after'), 15_000);
@@ -378,7 +378,7 @@ describe('consumeIdempotently: reply protocols, readiness, errors', () => {
       process.off('warning', onWarning);
       await Promise.all(consumers.map((c) => c.stop()));
       for (const client of clients) client.disconnect();
-      await server.stop();
+      await stopAll([server]);
     }
   });
 });
@@ -393,15 +393,8 @@ describe('relay to Redis Streams: broker outage and a poison event', () => {
 
   it('while the broker is down the backlog grows and retries back off; delivery resumes when it returns', async () => {
     const box = await freshOutbox(pool, 'outage');
-    const server = await DisposableRedis.start();
-    const client = new Redis({
-      port: server.port,
-      enableOfflineQueue: false,
-      maxRetriesPerRequest: 0,
-      retryStrategy: () => 100,
-    });
-    client.on('error', () => {});
-    await new Promise((resolve) => client.once('ready', resolve));
+    const server = await startRedis();
+    const client = await storeClient(server.port, { reconnectMs: 100 });
     const stream = 'events';
     const events: RelayEvent[] = [];
     const relay = new OutboxRelay({
@@ -422,7 +415,7 @@ describe('relay to Redis Streams: broker outage and a poison event', () => {
       );
       await until(async () => (await client.xlen(stream)) === 10);
 
-      await server.stop();
+      await server.kill();
       const backlog: number[] = [];
       for (let round = 0; round < 5; round++) {
         await outbox.addMany(
@@ -444,7 +437,7 @@ describe('relay to Redis Streams: broker outage and a poison event', () => {
       expect(during.maxAttempts).toBeGreaterThan(2);
       expect(during.dead).toBe(0);
 
-      await server.start();
+      await server.restart();
       await until(async () => (await outboxStats(pool, { schema: box.schema })).pending === 0, 30_000);
       const entries = (await client.xrange(stream, '-', '+')) as [string, string[]][];
       const ids = new Set(entries.map(([, fields]) => fields[fields.indexOf(FIELD.id) + 1]));
@@ -453,7 +446,7 @@ describe('relay to Redis Streams: broker outage and a poison event', () => {
     } finally {
       await relay.stop();
       client.disconnect();
-      await server.stop();
+      await stopAll([server]);
       await box.drop();
     }
   });

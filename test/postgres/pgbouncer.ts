@@ -1,8 +1,8 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { freePort } from '../support/free-port.js';
 import { services } from '../support/services.js';
 import { systemTool } from '../support/system-tool.js';
 
@@ -16,17 +16,6 @@ const BINARY = '/usr/sbin/pgbouncer';
 /** True when PgBouncer is installed; otherwise skipped outside CI with the install command, failed under CI. */
 export const pgbouncerInstalled = (): boolean =>
   systemTool('pgbouncer', [BINARY, '--version'], 'apt-get install -y pgbouncer');
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
-    });
-  });
-}
 
 /**
  * Starts a PgBouncer of the test's own in transaction-pooling mode on a free port, in front of the machine's

@@ -1,35 +1,17 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, it } from 'vitest';
+import { describe, it } from 'vitest';
 import { Engine, type ExecuteResult } from '../../src/core/engine.js';
 import { isStoreUnavailableError } from '../../src/core/errors.js';
 import type { OncelyEvent } from '../../src/core/events.js';
 import { RedisStore } from '../../src/stores/redis/index.js';
-import { type RedisProcess, startRedis, stopAll } from './support/redis-server.js';
+import { useDisposableRedis } from './support/disposable.js';
+import { startRedis, stopAll } from './support/redis-server.js';
 
-// SIGKILL the store in the middle of requests, then bring it back with its script cache flushed.
-let server: RedisProcess | undefined;
-let client: Redis;
-
-beforeAll(async () => {
-  server = await startRedis();
-  // The client options docs/stores/redis.md recommends, plus a quick reconnect so the test is short.
-  client = new Redis({
-    port: server.port,
-    host: '127.0.0.1',
-    enableOfflineQueue: false,
-    maxRetriesPerRequest: 0,
-    retryStrategy: () => 50,
-  });
-  client.on('error', () => {});
-  await new Promise((resolve) => client.once('ready', resolve));
-});
-
-afterAll(async () => {
-  client?.disconnect();
-  await stopAll([server]);
-});
+// SIGKILL the store in the middle of requests, then bring it back with its script cache flushed. The store client
+// is the one docs/stores/redis.md recommends, plus a quick reconnect so the test is short.
+const redis = useDisposableRedis({ reconnectMs: 50 });
 
 const HUNG = Symbol('hung');
 /** The engine's own timeout is 60 s and its breaker is off: an error within this bound came from the store. */
@@ -42,6 +24,7 @@ const withinBound = <T>(promise: Promise<T>): Promise<T | typeof HUNG> =>
 
 describe('Redis killed mid-request', () => {
   it('fails fast with StoreUnavailableError, runs no code without a claim, and recovers after restart and SCRIPT FLUSH', async () => {
+    const { client } = redis;
     const events: OncelyEvent[] = [];
     const store = new RedisStore({ client, prefix: `chaos-${randomUUID().slice(0, 8)}` });
     const engine = new Engine({
@@ -76,11 +59,11 @@ describe('Redis killed mid-request', () => {
     // on the wire unanswered, and the server dies (SIGKILL) with those begins in flight.
     const running = Promise.allSettled(Array.from({ length: 100 }, (_, i) => execute(`running-${i}`)));
     while (ran.length < 100) await new Promise((resolve) => setTimeout(resolve, 5));
-    server!.pause();
+    redis.server.pause();
     const inFlight = Promise.allSettled(Array.from({ length: 100 }, (_, i) => execute(`in-flight-${i}`)));
     await new Promise((resolve) => setTimeout(resolve, 100));
     assert.equal(client.commandQueue.length, 100, 'the begins are on the wire, awaiting replies');
-    await server!.kill();
+    await redis.server.kill();
     releaseHandlers();
     const [runningResults, inFlightResults] = await Promise.all([running, inFlight]);
     // While it is down, new requests fail at once too.
@@ -104,7 +87,7 @@ describe('Redis killed mid-request', () => {
     );
 
     // Back on the same port, empty (no persistence); then its script cache is flushed under the client's feet.
-    server = await startRedis({ port: server!.port, dir: server!.dir });
+    await redis.server.restart();
     await new Promise((resolve) =>
       client.status === 'ready' ? resolve(undefined) : client.once('ready', resolve),
     );
@@ -116,7 +99,7 @@ describe('Redis killed mid-request', () => {
       retried.every((r) => r !== HUNG && r.kind === 'executed'),
       'a key was held by a replayed begin',
     );
-    const admin = new Redis({ port: server.port, host: '127.0.0.1' });
+    const admin = new Redis({ port: redis.server.port, host: '127.0.0.1' });
     try {
       await admin.script('FLUSH');
       const key = `flushed-${randomUUID()}`;
@@ -136,7 +119,7 @@ describe('Redis killed mid-request', () => {
 
   it('with ioredis defaults the engine timeout bounds the wait; the begin the driver replays later is released by the engine', async () => {
     // Why docs/stores/redis.md recommends maxRetriesPerRequest: 0: this is the behaviour it removes.
-    let server2 = await startRedis();
+    const server2 = await startRedis();
     const lenient = new Redis({ port: server2.port, host: '127.0.0.1', retryStrategy: () => 50 });
     lenient.on('error', () => {});
     try {
@@ -152,7 +135,7 @@ describe('Redis killed mid-request', () => {
       server2.pause();
       await assert.rejects(engine.execute(request), isStoreUnavailableError);
       await server2.kill();
-      server2 = await startRedis({ port: server2.port, dir: server2.dir });
+      await server2.restart();
       await new Promise((resolve) =>
         lenient.status === 'ready' ? resolve(undefined) : lenient.once('ready', resolve),
       );

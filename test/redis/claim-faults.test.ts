@@ -5,7 +5,7 @@ import { Engine, isStoreUnavailableError, type OncelyEvent } from '../../src/ind
 import { RedisStore } from '../../src/stores/redis/index.js';
 import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.js';
 import { useDisposableRedis } from './support/disposable.js';
-import { startRedis } from './support/redis-server.js';
+import { startRedis, stopAll, storeClient } from './support/redis-server.js';
 
 // Claims under network and server faults, against a real redis-server of this file's own.
 const redis = useDisposableRedis();
@@ -102,20 +102,12 @@ describe('a begin that answers after its caller gave up', () => {
 describe('a store that comes back', () => {
   it('gets traffic again within a second of answering, with the circuit open before', async () => {
     const server = await startRedis();
-    const client = new Redis({
-      port: server.port,
-      host: '127.0.0.1',
-      enableOfflineQueue: false,
-      maxRetriesPerRequest: 0,
-      retryStrategy: () => 50,
-    });
-    client.on('error', () => {});
+    const client = await storeClient(server.port, { reconnectMs: 50 });
     const engine = new Engine({
       store: new RedisStore({ client, prefix: `back-${randomUUID().slice(0, 8)}` }),
       storeTimeoutMs: 200,
     });
     try {
-      await new Promise((resolve) => client.once('ready', resolve));
       await server.kill();
       let opened = false;
       for (let i = 0; i < 50 && !opened; i++) {
@@ -124,27 +116,23 @@ describe('a store that comes back', () => {
         });
       }
       expect(opened).toBe(true);
-      const restarted = await startRedis({ port: server.port });
-      try {
-        const answeringAt = Date.now();
-        let recoveredAt: number | undefined;
-        for (let i = 0; recoveredAt === undefined && i < 500; i++) {
-          const ok = await engine.begin({ key: `up-${i}`, fingerprint: 'f' }).then(
-            (begun) => begun.kind === 'acquired',
-            () => false,
-          );
-          if (ok) recoveredAt = Date.now();
-          else await sleep(10);
-        }
-        expect(recoveredAt).toBeDefined();
-        // A fixed 5 s cooldown would keep shedding here; half-open probes let traffic through within a second.
-        expect(recoveredAt! - answeringAt).toBeLessThan(1_000);
-      } finally {
-        await restarted.kill();
+      await server.restart();
+      const answeringAt = Date.now();
+      let recoveredAt: number | undefined;
+      for (let i = 0; recoveredAt === undefined && i < 500; i++) {
+        const ok = await engine.begin({ key: `up-${i}`, fingerprint: 'f' }).then(
+          (begun) => begun.kind === 'acquired',
+          () => false,
+        );
+        if (ok) recoveredAt = Date.now();
+        else await sleep(10);
       }
+      expect(recoveredAt).toBeDefined();
+      // A fixed 5 s cooldown would keep shedding here; half-open probes let traffic through within a second.
+      expect(recoveredAt! - answeringAt).toBeLessThan(1_000);
     } finally {
       client.disconnect();
-      await server.kill();
+      await stopAll([server]);
     }
   });
 });

@@ -1,10 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { Request, Response } from 'express';
 import { idempotency } from '../../../src/http/express.js';
-import type { AdapterHarness } from '../support/harness.js';
-import { socketClient } from '../support/harness.js';
+import { type AdapterHarness, overSocket } from '../support/harness.js';
 import { binaryBody, LARGE_PAD } from '../support/routes.js';
 
 type Handler = (req: Request, res: Response, next: (error?: unknown) => void) => unknown;
@@ -12,7 +10,7 @@ interface ExpressApp {
   use(...handlers: unknown[]): void;
   get(path: string, ...handlers: unknown[]): void;
   post(path: string, ...handlers: unknown[]): void;
-  listen(port: number, host: string, callback: () => void): Server;
+  listen(port: number, host: string): Server;
 }
 interface ExpressModule {
   (): ExpressApp;
@@ -124,19 +122,7 @@ export function expressHarness(name: string, express: ExpressModule): AdapterHar
         res.status(error.status ?? 500).send('error');
       });
 
-      const server = await new Promise<Server>((resolve) => {
-        const listening: Server = app.listen(0, '127.0.0.1', () => resolve(listening));
-      });
-      const { port } = server.address() as AddressInfo;
-      return {
-        port,
-        request: socketClient(`http://127.0.0.1:${port}`),
-        close: () =>
-          new Promise<void>((resolve) => {
-            server.closeAllConnections();
-            server.close(() => resolve());
-          }),
-      };
+      return overSocket(app.listen(0, '127.0.0.1'));
     },
   };
 }

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { Readable } from 'node:stream';
 import Fastify, { type FastifyRequest } from 'fastify';
 import { idempotency } from '../../../src/http/fastify.js';
-import { type AdapterHarness, toTestResponse } from '../support/harness.js';
+import { type AdapterHarness, injectClient } from '../support/harness.js';
 import { binaryBody, LARGE_PAD } from '../support/routes.js';
 
 const opted = { config: { idempotency: true } } as const;
@@ -102,20 +102,7 @@ export const fastifyHarness: AdapterHarness = {
 
     return {
       port: (app.server.address() as AddressInfo).port,
-      async request({ method = 'POST', path, headers = {}, body }) {
-        const response = await app.inject({
-          method: method as 'POST',
-          url: path,
-          headers,
-          ...(body === undefined ? {} : { payload: typeof body === 'string' ? body : Buffer.from(body) }),
-        });
-        const fetchHeaders = new Headers();
-        for (const [name, value] of Object.entries(response.headers)) {
-          if (value === undefined) continue;
-          for (const one of Array.isArray(value) ? value : [value]) fetchHeaders.append(name, String(one));
-        }
-        return toTestResponse(response.statusCode, fetchHeaders, response.rawPayload);
-      },
+      request: injectClient(app),
       close: () => app.close(),
     };
   },

@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
 import { serve } from '@hono/node-server';
 import { type Context, Hono } from 'hono';
 import { cors } from 'hono/cors';
 import { idempotency } from '../../../src/http/hono.js';
-import { type AdapterHarness, socketClient, toTestResponse } from '../support/harness.js';
+import { type AdapterHarness, overSocket, toTestResponse } from '../support/harness.js';
 import { binaryBody, LARGE_PAD } from '../support/routes.js';
 
 const keyOf = (c: Context) => c.var.idempotency?.key;
@@ -109,18 +109,7 @@ function honoOn(overNodeServer: boolean): AdapterHarness {
       if (overNodeServer) {
         // The same app behind @hono/node-server over a real socket: its lightweight Response takes the
         // middleware's fast path (the body read from memory, not from a stream).
-        const server = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' });
-        await new Promise((resolve) => server.once('listening', resolve));
-        const { port } = server.address() as AddressInfo;
-        return {
-          port,
-          request: socketClient(`http://127.0.0.1:${port}`),
-          close: () =>
-            new Promise<void>((resolve) => {
-              (server as import('node:http').Server).closeAllConnections();
-              server.close(() => resolve());
-            }),
-        };
+        return overSocket(serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }) as Server);
       }
       return {
         async request({ method = 'POST', path, headers = {}, body }) {

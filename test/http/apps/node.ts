@@ -1,8 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { idempotency } from '../../../src/http/node.js';
-import { type AdapterHarness, socketClient } from '../support/harness.js';
+import { type AdapterHarness, overSocket } from '../support/harness.js';
 import { binaryBody, LARGE_PAD } from '../support/routes.js';
 
 function json(res: ServerResponse, status: number, value: unknown): void {
@@ -107,16 +106,6 @@ export const nodeHarness: AdapterHarness = {
       if (req.headers.origin) res.setHeader('access-control-allow-origin', req.headers.origin);
       listener(req, res);
     });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const { port } = server.address() as AddressInfo;
-    return {
-      port,
-      request: socketClient(`http://127.0.0.1:${port}`),
-      close: () =>
-        new Promise<void>((resolve) => {
-          server.closeAllConnections();
-          server.close(() => resolve());
-        }),
-    };
+    return overSocket(server.listen(0, '127.0.0.1'));
   },
 };

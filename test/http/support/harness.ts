@@ -1,4 +1,7 @@
+import type { Server } from 'node:http';
+import type { FastifyInstance } from 'fastify';
 import type { Store } from '../../../src/index.js';
+import { closing, listening } from '../../support/listen.js';
 import type { Counters, Gates } from './routes.js';
 
 export interface TestRequest {
@@ -64,5 +67,29 @@ export function socketClient(baseUrl: string): (request: TestRequest) => Promise
       body: body === undefined ? null : (body as BodyInit),
     });
     return toTestResponse(response.status, response.headers, Buffer.from(await response.arrayBuffer()));
+  };
+}
+
+/** An app on a real socket (`server` told to listen on loopback): requests through fetch, closed with its connections. */
+export async function overSocket(server: Server): Promise<AppUnderTest & { readonly port: number }> {
+  const port = await listening(server);
+  return { port, request: socketClient(`http://127.0.0.1:${port}`), close: closing(server) };
+}
+
+/** A client through Fastify's `inject()`: in process, as the Fastify adapter's suite runs (Fastify, Nest on Fastify). */
+export function injectClient(app: FastifyInstance): (request: TestRequest) => Promise<TestResponse> {
+  return async ({ method = 'POST', path, headers = {}, body }) => {
+    const response = await app.inject({
+      method: method as 'POST',
+      url: path,
+      headers,
+      ...(body === undefined ? {} : { payload: typeof body === 'string' ? body : Buffer.from(body) }),
+    });
+    const fetchHeaders = new Headers();
+    for (const [name, value] of Object.entries(response.headers)) {
+      if (value === undefined) continue;
+      for (const one of Array.isArray(value) ? value : [value]) fetchHeaders.append(name, String(one));
+    }
+    return toTestResponse(response.statusCode, fetchHeaders, response.rawPayload);
   };
 }

@@ -27,10 +27,10 @@ import {
 } from '../../../src/nestjs/index.js';
 import {
   type AdapterHarness,
+  injectClient,
   socketClient,
   type TestRequest,
   type TestResponse,
-  toTestResponse,
 } from '../../http/support/harness.js';
 import { binaryBody, type Counters, type Gates, LARGE_PAD } from '../../http/support/routes.js';
 
@@ -219,25 +219,7 @@ export async function createNestApp(
     app,
     port,
     // In process, with inject(), as the Fastify adapter's suite runs; the socket is for raw header lines.
-    request: async ({
-      method = 'POST',
-      path,
-      headers = {},
-      body,
-    }: Parameters<ReturnType<typeof socketClient>>[0]) => {
-      const response = await fastify.inject({
-        method: method as 'POST',
-        url: path,
-        headers,
-        ...(body === undefined ? {} : { payload: typeof body === 'string' ? body : Buffer.from(body) }),
-      });
-      const fetchHeaders = new Headers();
-      for (const [name, value] of Object.entries(response.headers)) {
-        if (value === undefined) continue;
-        for (const one of Array.isArray(value) ? value : [value]) fetchHeaders.append(name, String(one));
-      }
-      return toTestResponse(response.statusCode, fetchHeaders, response.rawPayload);
-    },
+    request: injectClient(fastify),
   };
 }
 

@@ -1,6 +1,7 @@
+/** @module One redis-server per test file, in vitest hooks: `useDisposableRedis()` (the server is redis-server.ts's). */
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll } from 'vitest';
-import { type RedisProcess, startRedis, stopAll } from './redis-server.js';
+import { type RedisProcess, startRedis, stopAll, storeClient } from './redis-server.js';
 
 export interface DisposableRedis {
   /** The redis-server of this test file: its port, and the process to pause or kill. */
@@ -14,21 +15,18 @@ export interface DisposableRedis {
 /**
  * A redis-server of the test file's own on a free port, started before its tests and stopped after them. Call at
  * the top level of a test file; read the fields inside tests and hooks (they are set once `beforeAll` ran).
+ * `reconnectMs`: the store client reconnects that often, for files that kill the server (see `storeClient`).
  */
-export function useDisposableRedis(): DisposableRedis {
+export function useDisposableRedis(options: { reconnectMs?: number } = {}): DisposableRedis {
   let server: RedisProcess | undefined;
   let client: Redis | undefined;
   let admin: Redis | undefined;
   beforeAll(async () => {
     server = await startRedis();
-    client = new Redis({
-      port: server.port,
-      host: '127.0.0.1',
-      enableOfflineQueue: false,
-      maxRetriesPerRequest: 0,
-    });
+    client = await storeClient(server.port, options);
     admin = new Redis({ port: server.port, host: '127.0.0.1' });
-    await new Promise((resolve) => client!.once('ready', resolve));
+    // A file that kills its server on purpose: the admin client's reconnect errors are expected too.
+    if (options.reconnectMs !== undefined) admin.on('error', () => {});
   });
   afterAll(async () => {
     client?.disconnect();

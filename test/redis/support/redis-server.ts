@@ -1,37 +1,33 @@
+/**
+ * @module Disposable redis-servers for tests, benchmarks and the proof: one started on a free port per caller,
+ * killed, paused or restarted on purpose, and the store client the docs recommend. The one place that spawns
+ * `redis-server` (test/redis/support/disposable.ts wraps it in vitest hooks; cluster.ts and sentinel.ts build on it).
+ */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
+import { freePort } from '../../support/free-port.js';
 
-/** A port nobody listens on right now (the OS picks it). */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() =>
-        typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port')),
-      );
-    });
-  });
-}
+export { freePort };
 
 export interface RedisProcess {
   readonly port: number;
   readonly dir: string;
+  /** The redis-server running now (after `restart`, the new one). */
   readonly process: ChildProcess;
-  /** SIGKILL, as a crash: no shutdown, no save. Resolves once the process is gone. */
+  /** SIGKILL, as a crash: no shutdown, no save. Resolves once the process is gone; a no-op when it is. */
   kill(): Promise<void>;
+  /** Kills the server if it runs, then starts it again on the same port and directory: empty (no persistence). */
+  restart(): Promise<void>;
   /** SIGSTOP: the server stops answering but keeps its sockets open (a hung or partitioned server). */
   pause(): void;
   /** SIGCONT after `pause`. */
   resume(): void;
 }
 
-/** Starts `redis-server` (or `redis-server --sentinel` with `sentinel: true`) in the foreground and waits for PING. */
+/** Starts `redis-server` (or `redis-server --sentinel` with `sentinelConfig`) in the foreground and waits for PING. */
 export async function startRedis(
   options: { port?: number; dir?: string; args?: readonly string[]; sentinelConfig?: string } = {},
 ): Promise<RedisProcess> {
@@ -40,9 +36,34 @@ export async function startRedis(
   const args = options.sentinelConfig
     ? [options.sentinelConfig, '--sentinel', '--port', String(port), '--bind', '127.0.0.1', '--dir', dir]
     : ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir];
-  const child = spawn('redis-server', [...args, ...(options.args ?? [])], {
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
+  const argv = [...args, ...(options.args ?? [])];
+  let running = await spawnRedis(port, argv);
+  const kill = async () => {
+    const { child, exited } = running;
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    await exited;
+  };
+  return {
+    port,
+    dir,
+    get process() {
+      return running.child;
+    },
+    kill,
+    async restart() {
+      await kill();
+      running = await spawnRedis(port, argv);
+    },
+    pause: () => running.child.kill('SIGSTOP'),
+    resume: () => running.child.kill('SIGCONT'),
+  };
+}
+
+async function spawnRedis(
+  port: number,
+  args: readonly string[],
+): Promise<{ child: ChildProcess; exited: Promise<void> }> {
+  const child = spawn('redis-server', args, { stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
   child.stderr?.on('data', (chunk) => {
     stderr += chunk;
@@ -53,17 +74,25 @@ export async function startRedis(
     () => child.exitCode !== null,
     () => stderr,
   );
-  return {
+  return { child, exited };
+}
+
+/**
+ * The client a store gets, with the options docs/stores/redis.md recommends: fail fast, no offline queue. With
+ * `reconnectMs`, it reconnects that often and its errors are swallowed, for tests that kill the server on purpose.
+ * Resolves once the client is ready.
+ */
+export async function storeClient(port: number, options: { reconnectMs?: number } = {}): Promise<Redis> {
+  const client = new Redis({
     port,
-    dir,
-    process: child,
-    async kill() {
-      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-      await exited;
-    },
-    pause: () => child.kill('SIGSTOP'),
-    resume: () => child.kill('SIGCONT'),
-  };
+    host: '127.0.0.1',
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 0,
+    ...(options.reconnectMs === undefined ? {} : { retryStrategy: () => options.reconnectMs }),
+  });
+  if (options.reconnectMs !== undefined) client.on('error', () => {});
+  await new Promise((resolve) => client.once('ready', resolve));
+  return client;
 }
 
 async function waitForPing(port: number, died: () => boolean, stderr: () => string): Promise<void> {
