@@ -22,7 +22,7 @@ function sources(dir: string): string[] {
 }
 
 /** The store-private module a specifier names, as a path below src/, or undefined when it names none. */
-export function storePrivate(file: string, specifier: string): string | undefined {
+function storePrivate(file: string, specifier: string): string | undefined {
   if (!specifier.startsWith('.')) return undefined;
   const target = relative(src, resolve(dirname(file), specifier)).replaceAll('\\', '/');
   const inside = /^stores\/[^/]+\/(.+)$/.exec(target);
