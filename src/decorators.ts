@@ -1,3 +1,7 @@
+/**
+ * @module `oncely/decorators`: `@idempotent` for class methods (TypeScript's standard decorators), with the key and
+ * fingerprint taken from the arguments, and `currentClaim()` for the running call's claim.
+ */
 // This file's declarations use Node's types (node:async_hooks): the directive, kept in its .d.ts, loads @types/node
 // for users whose tsconfig does not list it (TypeScript 6+ includes no @types by default). See docs/install.md.
 /// <reference types="node" preserve="true" />

@@ -1,3 +1,7 @@
+/**
+ * @module The claim: ownership of one key as `Engine#begin` hands it out (token, attempt, signal, deadline),
+ * settled once by `complete` or `release`; and the execution context user code gets while it owns the key.
+ */
 // This file's declarations use AbortSignal: the directive, kept in its .d.ts, loads it from @types/node for Node
 // projects without the DOM lib whose tsconfig does not list @types/node (TypeScript 6+ lists none by default).
 /// <reference types="node" preserve="true" />

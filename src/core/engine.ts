@@ -1,3 +1,8 @@
+/**
+ * @module The engine: the state machine's driver. `begin` hands out a claim, a replay, a busy answer or a mismatch;
+ * `execute` runs a function under a claim and settles it by the verdict. Every entry point (the wrapper, the HTTP
+ * adapters, the inbox) goes through it to the store.
+ */
 // This file's declarations use AbortSignal: the directive, kept in its .d.ts, loads it from @types/node for Node
 // projects without the DOM lib whose tsconfig does not list @types/node (TypeScript 6+ lists none by default).
 /// <reference types="node" preserve="true" />

@@ -1,3 +1,7 @@
+/**
+ * @module The claim on a plain store: its lease kept alive while the code runs, `complete` and `release` fenced by
+ * the token in the store, and completing retried because the effect already happened.
+ */
 // This file's declarations use AbortSignal: the directive, kept in its .d.ts, loads it from @types/node for Node
 // projects without the DOM lib whose tsconfig does not list @types/node (TypeScript 6+ lists none by default).
 /// <reference types="node" preserve="true" />

@@ -1,8 +1,5 @@
-// This file's declarations use AbortSignal: the directive, kept in its .d.ts, loads it from @types/node for Node
-// projects without the DOM lib whose tsconfig does not list @types/node (TypeScript 6+ lists none by default).
-/// <reference types="node" preserve="true" />
 /**
- * The Store contract: the few atomic primitives every backend implements. Policy (leases, renewal, outcome
+ * @module The Store contract: the few atomic primitives every backend implements. Policy (leases, renewal, outcome
  * rules, compression, timeouts) lives in the engine; a store only makes each transition of the state machine
  * atomic. Every store passes the shared contract suite in `oncely/testing`.
  *
@@ -13,7 +10,9 @@
  *
  * All times are milliseconds; `key` is the already scoped and hashed storage key (see `scopedKey`).
  */
-
+// This file's declarations use AbortSignal: the directive, kept in its .d.ts, loads it from @types/node for Node
+// projects without the DOM lib whose tsconfig does not list @types/node (TypeScript 6+ lists none by default).
+/// <reference types="node" preserve="true" />
 import type { StoreInspector } from './inspection.js';
 
 /** How the body bytes of a stored outcome are encoded. */

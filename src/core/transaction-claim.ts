@@ -1,3 +1,7 @@
+/**
+ * @module The claim in transactional mode: it owns an open store transaction, so the key's record and the user's
+ * writes commit together on `complete` and roll back together on `release`, on dispose or when the lease runs out.
+ */
 // This file's declarations use AbortSignal: the directive, kept in its .d.ts, loads it from @types/node for Node
 // projects without the DOM lib whose tsconfig does not list @types/node (TypeScript 6+ lists none by default).
 /// <reference types="node" preserve="true" />

@@ -1,11 +1,11 @@
+/**
+ * @module What the outbox relay hands a broker, and the small interface a broker implements. NATS JetStream,
+ * RabbitMQ and Redis Streams ship with oncely (`oncely/nats`, `oncely/rabbitmq`, `oncely/redis-streams`); Kafka,
+ * SQS or anything else is one object with a `publish` method.
+ */
 // This file's declarations use AbortSignal: the directive, kept in its .d.ts, loads it from @types/node for Node
 // projects without the DOM lib whose tsconfig does not list @types/node (TypeScript 6+ lists none by default).
 /// <reference types="node" preserve="true" />
-/**
- * What the outbox relay hands a broker, and the small interface a broker implements. NATS JetStream, RabbitMQ and
- * Redis Streams ship with oncely (`oncely/nats`, `oncely/rabbitmq`, `oncely/redis-streams`); Kafka, SQS or
- * anything else is one object with a `publish` method.
- */
 
 /** One outbox row on its way to a broker. */
 export interface OutboxMessage {

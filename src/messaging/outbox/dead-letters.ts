@@ -1,3 +1,7 @@
+/**
+ * @module The outbox's dead letters: the messages the relay gave up on after `maxAttempts`, listed a page at a time,
+ * replayed into the outbox or discarded.
+ */
 // This file's declarations use Node's types (Buffer, node:*): the directive, kept in its .d.ts, loads @types/node
 // for users whose tsconfig does not list it (TypeScript 6+ includes no @types by default). See docs/install.md.
 /// <reference types="node" preserve="true" />

@@ -1,3 +1,7 @@
+/**
+ * @module The outbox's SQL: the statements of ./sql (embedded at build time) rendered for one schema and table,
+ * for the relay and the writer, and the row a claim returns.
+ */
 // This file's declarations use Node's types (Buffer): the directive, kept in its .d.ts, loads @types/node for
 // users whose tsconfig does not list it (TypeScript 6+ includes no @types by default). See docs/install.md.
 /// <reference types="node" preserve="true" />

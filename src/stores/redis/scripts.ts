@@ -1,3 +1,8 @@
+/**
+ * @module The Redis store's Lua scripts as commands: each `scripts/<verb>-<keys>.lua` (embedded at build time)
+ * registered with ioredis `defineCommand` under a name suffixed with its SHA-1, so EVALSHA, the NOSCRIPT reload
+ * and cluster routing come with the driver.
+ */
 // This file's declarations use Node's types (Buffer, node:*): the directive, kept in its .d.ts, loads @types/node
 // for users whose tsconfig does not list it (TypeScript 6+ includes no @types by default). See docs/install.md.
 /// <reference types="node" preserve="true" />

@@ -1,3 +1,7 @@
+/**
+ * @module An outbox message as a Redis stream entry: the field names, the entry the publisher writes, and the
+ * entry a consumer reads back with those fields decoded.
+ */
 // This file's declarations use Node's types (Buffer, node:*): the directive, kept in its .d.ts, loads @types/node
 // for users whose tsconfig does not list it (TypeScript 6+ includes no @types by default). See docs/install.md.
 /// <reference types="node" preserve="true" />
