@@ -1,3 +1,7 @@
+/**
+ * @module The dashboard's event log, its entries: which events are kept one by one (the notable ones), how one is
+ * written (no request data), the 10-second buckets of the rate counts, and the batch one flush writes.
+ */
 import type { OncelyEvent } from '../../core/events.js';
 
 /** Every bucket of the rate counts is this long; the page's charts draw one bar per bucket. */

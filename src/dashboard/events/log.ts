@@ -1,3 +1,7 @@
+/**
+ * @module `EventLog`: what the engine reports, buffered in memory and written into the store every `flushMs` for
+ * the dashboard (per-type counts and the notable events), in one round trip to Redis or PostgreSQL.
+ */
 import { InvalidOptionsError } from '../../core/errors.js';
 import type { EventHandler, OncelyEvent } from '../../core/events.js';
 import { knownOptions, wholeNumber } from '../../core/validate.js';

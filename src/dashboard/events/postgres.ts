@@ -1,3 +1,7 @@
+/**
+ * @module The event log on PostgreSQL: its tables created, a batch written in one statement, and the events panel
+ * read back.
+ */
 import { quoteIdentifier } from '../../core/sql-names.js';
 import type { EventRow, EventsPanel } from '../model.js';
 import type { ResolvedSource } from '../source.js';

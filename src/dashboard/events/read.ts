@@ -1,3 +1,4 @@
+/** @module The dashboard's events panel, read from whichever store the event log writes into. */
 import type { EventsPanel } from '../model.js';
 import type { ResolvedSource } from '../source.js';
 import { BUCKET_MS, bucketOf } from './entry.js';

@@ -1,3 +1,7 @@
+/**
+ * @module The event log on Redis: a batch written in one pipeline (counts per bucket, the capped list of notable
+ * events), and the events panel read back.
+ */
 import type { EventRow, EventsPanel } from '../model.js';
 import type { ResolvedSource } from '../source.js';
 import { BUCKET_MS, type EventBatch, type LoggedEvent } from './entry.js';
