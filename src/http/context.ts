@@ -1,3 +1,7 @@
+/**
+ * @module What a handler behind an HTTP adapter gets (`IdempotencyContext`: the claim's token, signal and deadline,
+ * and `defer` for long-running work), and how a deferred handler's answer becomes the stored outcome.
+ */
 // This file's declarations use AbortSignal: the directive, kept in its .d.ts, loads it from @types/node for Node
 // projects without the DOM lib whose tsconfig does not list @types/node (TypeScript 6+ lists none by default).
 /// <reference types="node" preserve="true" />

@@ -1,3 +1,7 @@
+/**
+ * @module `oncely/express`: Idempotency-Key middleware for Express 4 and 5, a shell over the Node response capture;
+ * the context in `res.locals.idempotency`, and a status route for deferred operations.
+ */
 // This file's declarations use Node's types (Buffer, node:*): the directive, kept in its .d.ts, loads @types/node
 // for users whose tsconfig does not list it (TypeScript 6+ includes no @types by default). See docs/install.md.
 /// <reference types="node" preserve="true" />

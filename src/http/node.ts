@@ -1,3 +1,7 @@
+/**
+ * @module `oncely/node`: Idempotency-Key handling for plain `node:http` handlers, a wrapper over the Node response
+ * capture that reads and fingerprints the body and hands it to the handler with the context.
+ */
 // This file's declarations use Node's types (Buffer, node:*): the directive, kept in its .d.ts, loads @types/node
 // for users whose tsconfig does not list it (TypeScript 6+ includes no @types by default). See docs/install.md.
 /// <reference types="node" preserve="true" />

@@ -1,3 +1,7 @@
+/**
+ * @module One Nest request as the interceptor drives it on either platform: the request a `scope` or `fingerprint`
+ * function sees, and the exchange over Node's `ServerResponse` where the response is held until it is stored.
+ */
 // This file's declarations use Node's types (node:http): the directive, kept in its .d.ts, loads @types/node for
 // users whose tsconfig does not list it (TypeScript 6+ includes no @types by default). See docs/install.md.
 /// <reference types="node" preserve="true" />

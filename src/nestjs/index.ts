@@ -1,3 +1,7 @@
+/**
+ * @module `oncely/nestjs`: the Nest module (`OncelyModule`), the `@Idempotent` route decorator, the interceptor and
+ * the parameter decorators, on Nest's Express and Fastify platforms.
+ */
 // This file's declarations use Node's types (node:http): the directive, kept in its .d.ts, loads @types/node for
 // users whose tsconfig does not list it (TypeScript 6+ includes no @types by default). See docs/install.md.
 /// <reference types="node" preserve="true" />
