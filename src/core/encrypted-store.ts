@@ -6,6 +6,7 @@
  * decides on transactional mode and on `waitFor` by their presence).
  */
 import type { ResolvedEncryption } from './encryption-keys.js';
+import type { RecordView, RecordViewOptions, StoreInspector, Survey, SurveyOptions } from './inspection.js';
 import { decryptOutcome, encryptOutcome } from './outcome-cipher.js';
 import type {
   BeginInput,
@@ -35,6 +36,7 @@ export class EncryptedStore implements Store {
   declare readonly purgeExpired?: (options?: PurgeOptions) => Promise<number>;
   declare readonly close?: () => Promise<void>;
   declare readonly beginTransaction?: (input: TransactionBeginInput) => Promise<TransactionBeginResult>;
+  declare readonly inspector?: StoreInspector;
 
   constructor(inner: Store, encryption: ResolvedEncryption) {
     this.#inner = inner;
@@ -44,6 +46,7 @@ export class EncryptedStore implements Store {
     if (inner.purgeExpired) this.purgeExpired = (options) => inner.purgeExpired!(options);
     if (inner.close) this.close = () => inner.close!();
     if (inner.beginTransaction) this.beginTransaction = (input) => this.#beginTransaction(input);
+    if (inner.inspector) this.inspector = new OpeningInspector(inner.inspector, encryption);
   }
 
   /** The inner store's name: logs and telemetry name the database, not the wrapper. */
@@ -98,6 +101,49 @@ export class EncryptedStore implements Store {
     if (result.kind !== 'replay') return result;
     const replay = result as R & { readonly outcome: StoredOutcome };
     return { ...replay, outcome: decryptOutcome(replay.outcome, key, this.#encryption) };
+  }
+}
+
+/**
+ * The inner store's inspector, with outcomes opened: the listed completed records show their own status (the
+ * store sees 0 on a sealed record), and a record's view shows what it holds sealed. oncely's marks (a parked
+ * message) are kept in clear, so a survey's `mark` finds them as on any store.
+ * An outcome that does not open is refused with `RecordUnreadableError`, as everywhere else.
+ */
+class OpeningInspector implements StoreInspector {
+  readonly #inner: StoreInspector;
+  readonly #encryption: ResolvedEncryption;
+
+  constructor(inner: StoreInspector, encryption: ResolvedEncryption) {
+    this.#inner = inner;
+    this.#encryption = encryption;
+  }
+
+  /** The inner survey, with each listed completed record's status read from its opened outcome (≤ `limit`). */
+  async survey(options: SurveyOptions): Promise<Survey> {
+    const survey = await this.#inner.survey(options);
+    const completed = await Promise.all(
+      survey.lists.completed.map(async (summary) => {
+        const view = await this.record(summary.key);
+        return view === undefined ? summary : { ...summary, status: view.status };
+      }),
+    );
+    return { ...survey, lists: { ...survey.lists, completed } };
+  }
+
+  async record(key: string, options?: RecordViewOptions): Promise<RecordView | undefined> {
+    // The sealed bytes are the whole outcome: opening needs them, whether or not the caller wants the body.
+    const view = await this.#inner.record(key, { body: true });
+    if (view?.outcome?.body === undefined) return view;
+    const stored = view.outcome;
+    const opened = decryptOutcome({ ...stored, body: stored.body as Uint8Array }, key, this.#encryption);
+    const { status, headers, body, encoding, storage } = opened;
+    const outcome = { status, headers, bodyBytes: body.byteLength, encoding, storage };
+    return {
+      ...view,
+      status,
+      outcome: options?.body === true ? { ...outcome, body } : outcome,
+    };
   }
 }
 

@@ -5,12 +5,12 @@
  * any store wrapper keep it like every outcome), and the engine answers it with `TransactionEscapedError` wherever
  * it is met.
  */
+import { ESCAPED_MARK } from './clear-marks.js';
 import type { HeaderPairs } from './store.js';
 
 // A header no response of a handler can carry: HTTP field names are tokens, and ':' is not a token character, so
 // a stored response can never be taken for the mark (the HTTP layer stores only the handler's own fields).
-const MARK_NAME = ':oncely';
-const MARK_VALUE = 'transaction-escaped';
+const [MARK_NAME, MARK_VALUE] = ESCAPED_MARK;
 
 /** The mark as an outcome: status 0 (not an HTTP response), one header, no body. */
 export const ESCAPED_OUTCOME = {

@@ -9,6 +9,7 @@
  * record (never a counter: several processes seal under one key with no shared state).
  */
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { isClearMark } from './clear-marks.js';
 import type { ResolvedEncryption } from './encryption-keys.js';
 import { FORMAT_VERSION, KEY_ID, SEALED_MAGIC } from './encryption-keys.js';
 import { RecordUnreadableError } from './errors.js';
@@ -19,12 +20,13 @@ const IV_BYTES = 12;
 const TAG_BYTES = 16;
 const ALGORITHM = 'aes-256-gcm';
 
-/** Seals `outcome`, to be stored under `storageKey` and nowhere else. */
+/** Seals `outcome`, to be stored under `storageKey` and nowhere else; oncely's own marks stay in clear. */
 export function encryptOutcome(
   outcome: StoredOutcome,
   storageKey: string,
   encryption: ResolvedEncryption,
 ): StoredOutcome {
+  if (isClearMark(outcome)) return outcome;
   const { header, secret } = encryption.sealing;
   const iv = randomBytes(IV_BYTES);
   const cipher = createCipheriv(ALGORITHM, secret, iv, { authTagLength: TAG_BYTES });
@@ -44,7 +46,7 @@ export function decryptOutcome(
   encryption: ResolvedEncryption,
 ): StoredOutcome {
   if (!looksSealed(stored)) {
-    if (encryption.allowPlaintext) return stored;
+    if (encryption.allowPlaintext || isClearMark(stored)) return stored;
     throw new RecordUnreadableError(
       'plaintext',
       'the stored outcome is not encrypted, and encryption.allowPlaintext is off',

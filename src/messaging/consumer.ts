@@ -1,4 +1,5 @@
 import type { ExecutionContext } from '../core/claim.js';
+import { PARKED_MARK } from '../core/clear-marks.js';
 import { type Codec, structuredCodec } from '../core/codec.js';
 import { Engine, type EngineOptions } from '../core/engine.js';
 import { ENGINE_OPTION_NAMES } from '../core/engine-options.js';
@@ -105,7 +106,7 @@ const OPTIONS = [...ENGINE_OPTION_NAMES, 'messageId', 'scope', 'maxAttempts', 'o
 // Every delivery of a message is the same request: the id alone decides, whatever the payload bytes.
 // Exported (not public API) for the dashboard, which finds parked messages by these marks.
 export const FINGERPRINT = 'inbox-message';
-export const PARKED_HEADER = 'oncely-inbox';
+export const PARKED_HEADER = PARKED_MARK[0];
 const PARKED: unique symbol = Symbol('parked');
 
 /**
@@ -280,7 +281,7 @@ export class Inbox<M, R = unknown> {
           keep: true,
           outcome:
             result === PARKED
-              ? { status: 0, headers: [[PARKED_HEADER, 'parked']], body: new Uint8Array(0) }
+              ? { status: 0, headers: [[PARKED_HEADER, PARKED_MARK[1]]], body: new Uint8Array(0) }
               : { status: 0, headers: [], body: this.#codec.encode(result.value) },
         }),
       });
@@ -291,7 +292,7 @@ export class Inbox<M, R = unknown> {
       }
       const opened = executed.outcome;
       const headers: HeaderPairs = opened.retained ? opened.outcome.headers : opened.headers;
-      if (headers.some(([name, value]) => name === PARKED_HEADER && value === 'parked')) {
+      if (headers.some(([name, value]) => name === PARKED_HEADER && value === PARKED_MARK[1])) {
         return { kind: 'parked', attempts: this.#maxAttempts, first: false };
       }
       const result = opened.retained ? (this.#codec.decode(opened.outcome.body) as R) : undefined;

@@ -280,6 +280,36 @@ describe('EncryptedStore', () => {
   });
 });
 
+describe('oncely’s own marks under encryption', () => {
+  it('a parked message stays findable by its mark, and a mark in clear opens without allowPlaintext', async () => {
+    const memory = new MemoryStore();
+    const inbox = new Inbox(
+      async (_message: { id: string }) => {
+        throw new Error('the warehouse is down');
+      },
+      { store: memory, messageId: (message) => message.id, maxAttempts: 1, encryption: { keys: [A] } },
+    );
+    expect(await inbox.handle({ id: 'm-poison' })).toMatchObject({ kind: 'failed' });
+    expect(await inbox.handle({ id: 'm-poison' })).toMatchObject({ kind: 'parked' });
+    // The dashboard's parked panel reads the store as it is, through its inspector's mark.
+    const survey = await memory.inspector.survey({
+      limit: 10,
+      scanLimit: 1_000,
+      mark: { fingerprint: 'inbox-message', header: ['oncely-inbox', 'parked'] },
+    });
+    expect(survey.marked?.count).toBe(1);
+    // And the mark reads back through the engine, with no plaintext allowed for anything else.
+    expect(await inbox.handle({ id: 'm-poison' })).toMatchObject({ kind: 'parked' });
+    const encryption = resolveEncryption({ keys: [A] });
+    const mark = { ...outcome, status: 0, headers: [['oncely-inbox', 'parked']], body: new Uint8Array(0) };
+    expect(decryptOutcome(mark as StoredOutcome, 'k', encryption)).toBe(mark);
+    const withBody = { ...mark, body: new Uint8Array([1]) } as StoredOutcome;
+    expect(() => decryptOutcome(withBody, 'k', encryption)).toThrow(/not encrypted/);
+    const otherHeader = { ...mark, headers: [['oncely-inbox', 'shipped']] } as StoredOutcome;
+    expect(() => decryptOutcome(otherHeader, 'k', encryption)).toThrow(/not encrypted/);
+  });
+});
+
 // The whole Store contract through the wrapper: it must change nothing a store promises.
 runStoreConformance({
   name: 'EncryptedStore over MemoryStore',
