@@ -12,7 +12,7 @@
  * (`Store.stats`) stay on the `Store` contract; releasing a stuck key is `Store.release` with the token that
  * `record` shows. All times are milliseconds by the store's clock.
  */
-import type { BodyEncoding, BodyStorage, HeaderPairs, KeyState } from './store.js';
+import type { BodyEncoding, BodyStorage, HeaderPairs, KeyState } from './record-shape.js';
 
 /** A completed record's outcome by its metadata, the body bytes only when asked for. */
 export interface OutcomeView {

@@ -14,18 +14,9 @@
 // projects without the DOM lib whose tsconfig does not list @types/node (TypeScript 6+ lists none by default).
 /// <reference types="node" preserve="true" />
 import type { StoreInspector } from './inspection.js';
+import type { BodyEncoding, BodyStorage, HeaderPairs, KeyState } from './record-shape.js';
 
-/** How the body bytes of a stored outcome are encoded. */
-export type BodyEncoding = 'identity' | 'gzip' | 'br';
-
-/**
- * Where the body lives: inline in the record, in the user's blob store (the body holds the reference), or
- * nowhere because it exceeded the size cap and no blob store was configured.
- */
-export type BodyStorage = 'inline' | 'blob' | 'omitted';
-
-/** Header name/value pairs in order; duplicates are allowed (two `Link` headers stay two). */
-export type HeaderPairs = ReadonlyArray<readonly [name: string, value: string]>;
+export type { BodyEncoding, BodyStorage, HeaderPairs, KeyState };
 
 /** The outcome as a store keeps it: small metadata plus the body bytes, never re-serialized. */
 export interface StoredOutcome {
@@ -91,8 +82,6 @@ export interface RenewInput {
   readonly token: number;
   readonly leaseMs: number;
 }
-
-export type KeyState = 'inProgress' | 'completed' | 'released';
 
 /** What `get` shows an operator: the whole record, for inspection and tests. */
 export interface KeyRecord {

@@ -301,11 +301,16 @@ describe('oncely’s own marks under encryption', () => {
     // And the mark reads back through the engine, with no plaintext allowed for anything else.
     expect(await inbox.handle({ id: 'm-poison' })).toMatchObject({ kind: 'parked' });
     const encryption = resolveEncryption({ keys: [A] });
-    const mark = { ...outcome, status: 0, headers: [['oncely-inbox', 'parked']], body: new Uint8Array(0) };
-    expect(decryptOutcome(mark as StoredOutcome, 'k', encryption)).toBe(mark);
-    const withBody = { ...mark, body: new Uint8Array([1]) } as StoredOutcome;
+    const mark: StoredOutcome = {
+      ...outcome,
+      status: 0,
+      headers: [['oncely-inbox', 'parked']],
+      body: new Uint8Array(0),
+    };
+    expect(decryptOutcome(mark, 'k', encryption)).toBe(mark);
+    const withBody: StoredOutcome = { ...mark, body: new Uint8Array([1]) };
     expect(() => decryptOutcome(withBody, 'k', encryption)).toThrow(/not encrypted/);
-    const otherHeader = { ...mark, headers: [['oncely-inbox', 'shipped']] } as StoredOutcome;
+    const otherHeader: StoredOutcome = { ...mark, headers: [['oncely-inbox', 'shipped']] };
     expect(() => decryptOutcome(otherHeader, 'k', encryption)).toThrow(/not encrypted/);
   });
 });
