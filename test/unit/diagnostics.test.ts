@@ -230,7 +230,12 @@ describe('diagnostics channels', () => {
     listen(['oncely:acquired']);
     expect(wanted(bare, 'acquired')).toBe(true);
     expect(wanted(bare, 'completed')).toBe(false);
-    expect(wanted(emitter(() => {}), 'completed')).toBe(true);
+    expect(
+      wanted(
+        emitter(() => {}),
+        'completed',
+      ),
+    ).toBe(true);
     const probe = { ...NO_EXECUTION, event: () => {} };
     expect(wanted(reporter(bare, probe), 'completed')).toBe(true);
   });
