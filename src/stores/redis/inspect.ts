@@ -16,12 +16,11 @@ import type {
 import { isMarked, summaryOf, viewOf } from '../../core/inspection-records.js';
 import type { KeyRecord } from '../../core/store.js';
 import { SurveyTally } from '../../core/survey-tally.js';
+import { scanWithin } from './bounded-scan.js';
 import { toStoreError } from './connection.js';
 import { PEEK, peekRecord } from './inspect-peek.js';
 import { escapeGlob, type KeyLayout } from './keys.js';
 import { isCluster, type RedisClient } from './scripts.js';
-
-const SCAN_COUNT = 500;
 
 export interface RedisInspectorSettings {
   readonly client: RedisClient;
@@ -63,26 +62,18 @@ export class RedisInspector implements StoreInspector {
     const pattern = `${escapeGlob(keyPrefix)}${escapeGlob(head)}*}`;
     for (const node of this.#nodes()) {
       const now = await this.#now(node);
-      let cursor = '0';
-      do {
-        if (tally.left === 0) {
-          tally.truncate();
-          return;
-        }
-        // COUNT is the work a call does (keys walked), whatever MATCH keeps of them.
-        const count = Math.min(SCAN_COUNT, tally.left);
-        tally.spend(count);
-        const [next, found] = await node.scan(cursor, 'MATCH', pattern, 'COUNT', count);
-        cursor = next;
-        if (found.length > 0)
-          await this.#read(
-            node,
-            found.map((k) => k.slice(keyPrefix.length)),
-            tally,
-            options,
-            now,
-          );
-      } while (cursor !== '0');
+      const read = (found: string[]) =>
+        this.#read(
+          node,
+          found.map((k) => k.slice(keyPrefix.length)),
+          tally,
+          options,
+          now,
+        );
+      if (!(await scanWithin(node, pattern, tally, read))) {
+        tally.truncate();
+        return;
+      }
     }
   }
 

@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis';
 import type { StoreStats } from '../../core/store.js';
+import { KeyBudget, scanWithin } from './bounded-scan.js';
 import { escapeGlob, type KeyLayout } from './keys.js';
 import { FIXED, peekHeader } from './record.js';
 import { isCluster, type RedisClient } from './scripts.js';
@@ -8,16 +9,14 @@ import { isCluster, type RedisClient } from './scripts.js';
 export interface RedisStoreStats extends StoreStats {
   /** Records past their retention that Redis has not evicted yet (not counted in `records`). */
   readonly expired: number;
-  /** True when `statsScanLimit` keys were inspected before the SCAN finished: the counts are a lower bound. */
+  /** True when the SCAN walked `statsScanLimit` keys (oncely's or not) before it finished: the counts are a lower bound. */
   readonly truncated: boolean;
 }
 
-const SCAN_COUNT = 500;
-
 /**
  * Counts records by state with SCAN over the prefix (on every master of a Cluster), a pipelined GETRANGE of each
- * record's fixed header (HMGET for a 0.1 HASH) and MEMORY USAGE per batch; never KEYS, and never more than
- * `limit` keys, so it is safe on a busy server.
+ * record's fixed header (HMGET for a 0.1 HASH) and MEMORY USAGE per batch; never KEYS, and the SCAN walks no more
+ * than `limit` keys in all, so it is safe on a busy server where oncely's records are few among many.
  */
 export async function scanStats(
   client: RedisClient,
@@ -28,26 +27,26 @@ export async function scanStats(
   const nodes: Redis[] = isCluster(client) ? client.nodes('master') : [client];
   const keyPrefix = client.options.keyPrefix ?? '';
   const counts = { records: 0, inProgress: 0, completed: 0, released: 0, bytes: 0, expired: 0 };
-  let seen = 0;
+  // The bound is on keys walked, oncely's or not (bounded-scan.ts), as the inspector's is.
+  const budget = new KeyBudget(limit);
   let truncated = false;
   for (const node of nodes) {
     const now = clock?.() ?? (await serverTime(node));
-    let cursor = '0';
-    do {
-      const [next, found] = await node.scan(
-        cursor,
-        'MATCH',
-        `${escapeGlob(keyPrefix)}${layout.scanPattern}`,
-        'COUNT',
-        SCAN_COUNT,
+    const pattern = `${escapeGlob(keyPrefix)}${layout.scanPattern}`;
+    const count = async (found: string[]) => {
+      tally(
+        counts,
+        await inspect(
+          node,
+          found.map((k) => k.slice(keyPrefix.length)),
+        ),
+        now,
       );
-      cursor = next;
-      const keys = found.slice(0, limit - seen).map((k) => k.slice(keyPrefix.length));
-      seen += keys.length;
-      if (keys.length > 0) tally(counts, await inspect(node, keys), now);
-      if (seen >= limit && (cursor !== '0' || keys.length < found.length)) truncated = true;
-    } while (cursor !== '0' && !truncated);
-    if (truncated) break;
+    };
+    if (!(await scanWithin(node, pattern, budget, count))) {
+      truncated = true;
+      break;
+    }
   }
   return { ...counts, truncated };
 }
