@@ -52,6 +52,7 @@ const decodeFlag = (reply: unknown): boolean => {
  * import { RedisStore } from 'oncely/redis';
  *
  * const client = new Redis({ enableOfflineQueue: false, maxRetriesPerRequest: 0 });
+ * client.on('error', (error) => console.error('redis:', error.message)); // else every reconnect logs an unhandled error
  * const store = new RedisStore({ client, prefix: 'payments' });
  * const engine = new Engine({ store });
  */

@@ -61,8 +61,11 @@ export interface RedisStreamsInboxConsumer<R> extends InboxConsumer<StreamEntry,
  * left pending and comes back through XAUTOCLAIM after `claimIdleMs`.
  *
  * @example
+ * // A connection of its own (XREADGROUP blocks it), with an error listener like every ioredis client.
+ * const reader = redis.duplicate();
+ * reader.on('error', (error) => console.error('redis:', error.message));
  * const consumer = await consumeIdempotently(async (entry) => apply(JSON.parse(entry.payload.toString())), {
- *   client: redis.duplicate(), stream: 'payment.created', group: 'ledger', store: new RedisStore({ client: redis }),
+ *   client: reader, stream: 'payment.created', group: 'ledger', store: new RedisStore({ client: redis }),
  * });
  */
 export async function consumeIdempotently<R>(
