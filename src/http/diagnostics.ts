@@ -1,5 +1,5 @@
 /**
- * What the HTTP layer reports on the diagnostics channels itself: the answers it gives without the engine (a bad
+ * @module What the HTTP layer reports on the diagnostics channels itself: the answers it gives without the engine (a bad
  * key or body, a local-cache replay or mismatch). The engine reports everything it decides (docs/diagnostics.md).
  */
 
@@ -11,11 +11,7 @@ import {
   replaysObserved,
 } from '../core/diagnostics-publish.js';
 import type { HttpAnswer } from './problem.js';
-
-/** Method and route template, or the method alone: the low-cardinality scope label of spans and messages. */
-export function routeLabel(method: string, route: string | undefined): string {
-  return route === undefined ? method : `${method} ${route}`;
-}
+import { routeLabel } from './scope.js';
 
 /** `answer`, a refusal of the layer's own, reported on `oncely:rejected` when someone listens. */
 export function rejected(

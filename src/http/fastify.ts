@@ -1,3 +1,7 @@
+/**
+ * @module The Fastify adapter (`oncely/fastify`): a plugin whose routes opt in through `config.idempotency`, the
+ * request fingerprinted in `preHandler` (after the body is parsed) and the response captured in `onSend`.
+ */
 import type { OutgoingHttpHeaders } from 'node:http';
 import type {
   FastifyInstance,
@@ -218,9 +222,11 @@ class FastifyRequestView implements RequestView<FastifyRequest> {
   readonly target: string;
   readonly bodyBytes: Uint8Array | undefined;
   readonly parsedBody: unknown;
+  readonly headers: FastifyRequest['headers'];
 
   constructor(readonly request: FastifyRequest) {
     const body = request.body;
+    this.headers = request.headers;
     this.method = request.method;
     this.route = request.routeOptions.url;
     this.target = request.url;
@@ -229,7 +235,7 @@ class FastifyRequestView implements RequestView<FastifyRequest> {
   }
 
   header(name: string): string | undefined {
-    const value = this.request.headers[name];
+    const value = this.headers[name];
     return Array.isArray(value) ? value.join(', ') : value;
   }
 

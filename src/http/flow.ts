@@ -1,8 +1,12 @@
+/**
+ * @module The framework-free request driver every adapter uses (`HttpIdempotency`): a request's key, scope and
+ * fingerprint read once, then an answer of its own or a claim from the engine, settled through `Running`.
+ */
 import type { Begun, Engine } from '../core/engine.js';
 import { FingerprintMismatchError, InProgressError, isStoreUnavailableError } from '../core/errors.js';
 import { scopedKey } from '../core/key.js';
 import { type AnswerContext, answerForError, replayAnswer } from './answers.js';
-import { rejected, replayedFromCache, routeLabel } from './diagnostics.js';
+import { rejected, replayedFromCache } from './diagnostics.js';
 import { parseKeyHeader } from './key-header.js';
 import type { LocalOutcomeCache } from './local-cache.js';
 import type { ResolvedRoute, Shared } from './options.js';
@@ -10,7 +14,7 @@ import { type HttpAnswer, problemAnswer } from './problem.js';
 import { requestFingerprint } from './request-fingerprint.js';
 import { RunTimes } from './run-times.js';
 import { type ClaimedRequest, Running, type RunningTarget } from './running.js';
-import { pathOf, type RequestView } from './scope.js';
+import { pathOf, type RequestView, routeLabel } from './scope.js';
 
 export type { Finish } from './running.js';
 export { Running } from './running.js';

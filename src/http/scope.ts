@@ -1,4 +1,12 @@
 /**
+ * @module The request as the framework-free policy sees it (`RequestView`, shared by every adapter) and the
+ * default scope read from it: method, route and the client's identity headers.
+ */
+
+/** A request's headers as a plain object by lower-case name, as Node keeps them (`IncomingMessage.headers`). */
+export type HeaderObject = Readonly<Record<string, string | readonly string[] | undefined>>;
+
+/**
  * What the adapter knows about a request before the handler runs, framework-free. `request` is the framework's
  * own request object, handed to the user's `scope` and `fingerprint` functions.
  */
@@ -12,6 +20,12 @@ export interface RequestView<Req> {
   readonly target: string;
   /** A header's value by lower-case name, or undefined (repeated lines joined by ", "). */
   header(name: string): string | undefined;
+  /**
+   * The headers as a plain object, where the adapter holds them so (Node's `IncomingMessage.headers`): the default
+   * scope reads its six identity headers from it without a call each. Absent where headers sit behind a call (a
+   * Web `Request`, a Lambda event's lines): `header()` serves then. Either way a header reads the same.
+   */
+  readonly headers?: HeaderObject | undefined;
   /**
    * True when the header (lower-case name) came on more than one line, where the adapter can tell (Node's
    * `rawHeaders`); absent where it cannot (a Web `Request` joins the lines).
@@ -68,15 +82,16 @@ export function defaultScopeWith(notices: ScopeNotices): <Req>(view: RequestView
 
 function scopeOf<Req>(view: RequestView<Req>, notices: ScopeNotices | undefined): string {
   const route = view.route ?? pathOf(view.target);
-  let identity = view.header('authorization') ?? '';
+  const { headers } = view;
+  let identity = identityHeader(view, headers, 'authorization') ?? '';
   let identified = identity !== '';
   for (const name of API_KEY_HEADERS) {
-    const value = view.header(name);
+    const value = identityHeader(view, headers, name);
     if (value === undefined) continue;
     identity += `\n${name}: ${value}`;
     identified = true;
   }
-  const cookie = view.header('cookie');
+  const cookie = identityHeader(view, headers, 'cookie');
   if (cookie !== undefined && cookie !== '') {
     const sessions = sessionCookies(cookie);
     if (sessions !== '') identity += `\ncookie: ${sessions}`;
@@ -86,6 +101,17 @@ function scopeOf<Req>(view: RequestView<Req>, notices: ScopeNotices | undefined)
     }
   } else if (!identified) notices?.anonymous(route);
   return `${view.method} ${route}\n${identity}`;
+}
+
+/** A header as `view.header` reads it, from the view's plain header object when it has one. */
+function identityHeader<Req>(
+  view: RequestView<Req>,
+  headers: HeaderObject | undefined,
+  name: string,
+): string | undefined {
+  if (headers === undefined) return view.header(name);
+  const value = headers[name];
+  return typeof value === 'object' ? value.join(', ') : value;
 }
 
 /** The session-like cookies of a Cookie header as `name=value` pairs, sorted by name and joined; '' if none. */
@@ -101,6 +127,15 @@ export function sessionCookies(header: string): string {
   }
   if (found === undefined) return '';
   return found.length === 1 ? found[0]! : found.sort().join('; ');
+}
+
+/**
+ * Method and route template, or the method alone: the name a request's scope goes by where people read it (spans,
+ * metrics, diagnostics messages, a record's label). Low-cardinality: never a path, which may hold ids, nor an
+ * identity.
+ */
+export function routeLabel(method: string, route: string | undefined): string {
+  return route === undefined ? method : `${method} ${route}`;
 }
 
 /** The scope of `scope: 'global'`: the key alone names the record, whatever the route or the client. */

@@ -106,6 +106,7 @@ function fastifyExchange<Req>(request: Req & FastifyRequest, reply: FastifyReply
       method: request.method,
       route: request.routeOptions?.url,
       target: request.url,
+      headers: request.headers,
       header: (name) => {
         const value = request.headers[name];
         return Array.isArray(value) ? value.join(', ') : value;

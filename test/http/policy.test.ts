@@ -255,6 +255,24 @@ describe('default scope', () => {
     expect(sessionCookies('theme=dark; _ga=GA1')).toBe('');
   });
 
+  it('reads the same from a view that holds its headers as a plain object (Node) as through header()', () => {
+    const cases: Record<string, string | string[]>[] = [
+      {},
+      { authorization: 'Bearer a', 'x-api-key': 'k1', cookie: 'connect.sid=s1; _ga=1' },
+      { 'api-key': 'k2', 'x-access-token': ['t1', 't2'] },
+      { cookie: 'myapp=alice' },
+    ];
+    for (const headers of cases) {
+      const joined = (name: string) => {
+        const value = headers[name];
+        return Array.isArray(value) ? value.join(', ') : value;
+      };
+      const called = defaultScope({ ...view({}), header: joined });
+      // header() answers nothing here: the plain object alone must give the scope.
+      expect(defaultScope({ ...view({}), headers }), JSON.stringify(headers)).toBe(called);
+    }
+  });
+
   it('counts a Cookie header whole when it holds no session cookie and nothing else identifies the client', () => {
     expect(defaultScope(view({ cookie: 'myapp=alice' }))).toBe('POST /payments\n\ncookie*: myapp=alice');
   });

@@ -6,7 +6,7 @@
 // This file's declarations use Node's types (Buffer, node:*): the directive, kept in its .d.ts, loads @types/node
 // for users whose tsconfig does not list it (TypeScript 6+ includes no @types by default). See docs/install.md.
 /// <reference types="node" preserve="true" />
-import type { IncomingMessage } from 'node:http';
+import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import { headerLines } from '../key-header.js';
 import type { RequestView } from '../scope.js';
 
@@ -24,6 +24,7 @@ export function nodeView<Req extends IncomingMessage>(
 // A class rather than an object literal with two closures: one object per request.
 class NodeRequestView<Req extends IncomingMessage> implements RequestView<Req> {
   readonly method: string;
+  readonly headers: IncomingHttpHeaders;
 
   constructor(
     readonly request: Req,
@@ -33,10 +34,11 @@ class NodeRequestView<Req extends IncomingMessage> implements RequestView<Req> {
     readonly parsedBody: unknown,
   ) {
     this.method = request.method ?? 'GET';
+    this.headers = request.headers;
   }
 
   header(name: string): string | undefined {
-    const value = this.request.headers[name];
+    const value = this.headers[name];
     return Array.isArray(value) ? value.join(', ') : value;
   }
 
