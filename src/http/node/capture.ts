@@ -13,7 +13,7 @@ import { isEventStream } from '../media-type.js';
 import type { HttpAnswer } from '../problem.js';
 import { writeAnswer } from './answer.js';
 import { applyHeaders, headerCopy, sameHeaders } from './headers.js';
-import { type Capturing, type Methods, setCapture, swapMethods } from './methods.js';
+import { type Capturing, captureWrites, type Methods, setCapture } from './methods.js';
 
 type Callback = (error?: Error | null) => void;
 type Chunk = string | Uint8Array;
@@ -47,9 +47,7 @@ export interface CaptureHooks {
  * swapped in: `methods.ts`.)
  */
 export function captureResponse(res: ServerResponse, hooks: CaptureHooks): ResponseCapture {
-  const state = new CaptureState(res, hooks, swapMethods(res));
-  setCapture(res, state);
-  return state;
+  return new CaptureState(res, hooks);
 }
 
 /** What one captured response has collected so far; also the `ResponseCapture` handed to the adapter. */
@@ -64,16 +62,20 @@ class CaptureState implements ResponseCapture, Capturing {
   #committed: { readonly status: number; readonly headers: OutgoingHttpHeaders } | undefined;
 
   /**
-   * @param below The methods the capture wraps. What the capture sends goes through these, not through `res.end`:
-   *   a middleware mounted after the layer (compression in a route's chain) put its own `end` over the capture's,
-   *   has done its work on the way in already, and has ended itself; one mounted before it is below, and does its
-   *   work on the way out.
+   * The methods the capture wraps. What the capture sends goes through these, not through `res.end`: a middleware
+   * mounted after the layer (compression in a route's chain) put its own `end` over the capture's, has done its
+   * work on the way in already, and has ended itself; one mounted before it is below, and does its work on the way
+   * out.
    */
+  readonly below: Methods;
+
+  /** Captures the writes of `res` from here on. */
   constructor(
     readonly res: ServerResponse,
     readonly hooks: CaptureHooks,
-    readonly below: Methods,
-  ) {}
+  ) {
+    this.below = captureWrites(res, this);
+  }
 
   writeHead(status: number, reason: unknown, headers: unknown): ServerResponse {
     const { res } = this;

@@ -33,6 +33,16 @@ interface Capturable {
 const captureOf = (res: object): Capturing | undefined => (res as Capturable)[CAPTURE];
 
 /**
+ * From now on the writes of `res` go to `capturing`: the capturing methods are swapped in (see `swapMethods`) and
+ * the capture set, in one call. Returns the methods below the capture, which write for real.
+ */
+export function captureWrites(res: ServerResponse, capturing: Capturing): Methods {
+  const below = swapMethods(res);
+  setCapture(res, capturing);
+  return below;
+}
+
+/**
  * Swaps the capturing methods in on `res` and returns the methods below them. How depends on the response, by
  * measurement: a framework's response whose prototype was already switched per request (Express) gets a derived
  * prototype (made once per original prototype), because own properties on such an object cost tens of
@@ -40,7 +50,7 @@ const captureOf = (res: object): Capturing | undefined => (res as Capturable)[CA
  * http code on it. When something before us already put its own `end` or `write` on the instance (compression
  * middleware does), those are wrapped on the instance, so their work still happens, after the capture.
  */
-export function swapMethods(res: ServerResponse): Methods {
+function swapMethods(res: ServerResponse): Methods {
   const proto = Object.getPrototypeOf(res) as object;
   const ownMethods = METHODS.some((name) => Object.hasOwn(res, name));
   if (proto === ServerResponse.prototype && !ownMethods) return plainInstance(res);
