@@ -7,13 +7,13 @@
 /// <reference types="node" preserve="true" />
 import type { Claim, CompleteOptions } from './claim.js';
 import { type Emit, wanted } from './emit.js';
-import { type EngineParts, seal } from './engine-parts.js';
+import type { EngineParts } from './engine-parts.js';
 import { ClaimSettledError, isStoreUnavailableError, LeaseLostError } from './errors.js';
 import type { ReleaseReason } from './events.js';
 import { type ExecutionProbe, NO_EXECUTION, reporter } from './instrumentation.js';
 import type { LeaseKeeper } from './lease-keeper.js';
-import type { Outcome } from './record.js';
-import type { StoredOutcome } from './store.js';
+import { type Outcome, seal } from './record.js';
+import type { Store, StoredOutcome } from './store.js';
 
 // Completing is the one call that must not give up easily: the effect already happened.
 const COMPLETE_RETRY_DELAYS_MS = [25, 100, 400];
@@ -99,7 +99,7 @@ export class LeasedClaim implements Claim {
     // is a promise and a tick more for the common case, which is one store call that succeeds.
     let stored: Promise<void>;
     try {
-      const sealed = seal(this.#parts, this.key, outcome);
+      const sealed = seal(this.key, outcome, this.#parts.envelope);
       const retentionMs = options?.retentionMs ?? this.#retentionMs;
       stored =
         sealed instanceof Promise
@@ -123,15 +123,18 @@ export class LeasedClaim implements Claim {
   #attempt(outcome: StoredOutcome, retentionMs: number, retry: number): Promise<void> {
     const { key, token } = this;
     const guard = this.#parts.guard;
-    return this.#probe
-      .store('complete', () =>
-        guard.call('complete', (store) => store.complete({ key, token, outcome, retentionMs })),
-      )
-      .then(
-        (result) =>
-          result.kind === 'fenced' ? this.#fenced(outcome, retentionMs, retry) : this.#completed(),
-        (error: unknown) => this.#retry(error, outcome, retentionMs, retry),
-      );
+    const probe = this.#probe;
+    const complete = (store: Store) => store.complete({ key, token, outcome, retentionMs });
+    // Without instrumentation the store call is made directly, as the engine's `begin` is: no closure for a probe
+    // that would only call it.
+    return (
+      probe === NO_EXECUTION
+        ? guard.call('complete', complete)
+        : probe.store('complete', () => guard.call('complete', complete))
+    ).then(
+      (result) => (result.kind === 'fenced' ? this.#fenced(outcome, retentionMs, retry) : this.#completed()),
+      (error: unknown) => this.#retry(error, outcome, retentionMs, retry),
+    );
   }
 
   #completed(): void {

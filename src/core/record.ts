@@ -1,3 +1,7 @@
+/**
+ * @module An outcome and its envelope: how a result is sealed for the store (compressed, inline, in the blob store
+ * or not retained) and opened again.
+ */
 import { brotliCompressSync, brotliDecompressSync, constants, gunzipSync } from 'node:zlib';
 import { CorruptRecordError, RecordUnreadableError } from './errors.js';
 import { sealedKeyId } from './outcome-cipher.js';
@@ -50,6 +54,15 @@ export async function sealOutcome(
   const reference = await options.blobStore!.put(key, outcome.body);
   const { status, headers } = outcome;
   return { status, headers, body: Buffer.from(reference, 'utf8'), encoding: 'identity', storage: 'blob' };
+}
+
+/** The outcome as the store keeps it, for the engine's claims: a promise only when its body goes to the blob store. */
+export function seal(
+  key: string,
+  outcome: Outcome,
+  options: EnvelopeOptions,
+): StoredOutcome | Promise<StoredOutcome> {
+  return sealInline(outcome, options) ?? sealOutcome(key, outcome, options);
 }
 
 /**

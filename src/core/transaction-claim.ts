@@ -6,7 +6,7 @@
 // projects without the DOM lib whose tsconfig does not list @types/node (TypeScript 6+ lists none by default).
 /// <reference types="node" preserve="true" />
 import type { Claim, CompleteOptions } from './claim.js';
-import { type EngineParts, seal } from './engine-parts.js';
+import type { EngineParts } from './engine-parts.js';
 import {
   ClaimSettledError,
   isOncelyError,
@@ -18,7 +18,7 @@ import {
 import { ESCAPED_OUTCOME } from './escaped-outcome.js';
 import type { EventHandler, ReleaseReason } from './events.js';
 import { type ExecutionProbe, reporter } from './instrumentation.js';
-import type { Outcome } from './record.js';
+import { type Outcome, seal } from './record.js';
 import type { StoreTransaction } from './store.js';
 
 export interface TransactionClaimOptions {
@@ -110,7 +110,7 @@ export class TransactionClaim implements Claim {
     const { key, token } = this;
     let stored: Awaited<ReturnType<typeof seal>>;
     try {
-      stored = await seal(this.#parts, key, outcome);
+      stored = await seal(key, outcome, this.#parts.envelope);
     } catch (error) {
       await this.#rollback();
       throw error;
@@ -156,7 +156,7 @@ export class TransactionClaim implements Claim {
   async #escaped(error: TransactionEscapedError): Promise<TransactionEscapedError> {
     const { key, token } = this;
     try {
-      const stored = await seal(this.#parts, key, ESCAPED_OUTCOME);
+      const stored = await seal(key, ESCAPED_OUTCOME, this.#parts.envelope);
       const input = { key, token, outcome: stored, retentionMs: this.#retentionMs };
       const result = await this.#probe.store('complete', () =>
         this.#parts.guard.call('complete', (store) => store.complete(input)),
