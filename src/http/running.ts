@@ -1,3 +1,7 @@
+/**
+ * @module A request that owns its key (`Running`), framework-free: the handler's context, then its response stored
+ * (or its key let go) and what the adapter sends decided.
+ */
 import type { Claim, CompleteOptions } from '../core/claim.js';
 import { InvalidOptionsError, isStoreUnavailableError } from '../core/errors.js';
 import type { ReleaseReason } from '../core/events.js';
@@ -61,12 +65,19 @@ interface Kept {
 export class Running<Sent> {
   readonly kind = 'run';
   readonly context: IdempotencyContext<Sent>;
+  /**
+   * Most body bytes an adapter holds back before it must let the response go out as written: the engine's
+   * `maxBodyBytes`. A body the handler hands over whole (one `end`, a Buffer) is already in memory and is stored
+   * (as not retained when it is over the cap); only a body written in pieces is cut off here. A field, not a
+   * getter: adapters read it once per request, as they hand over.
+   */
+  readonly holdLimit: number;
   readonly #handler: HandlerContext<Sent>;
   readonly #target: RunningTarget;
   readonly #claim: Claim;
   readonly #request: ClaimedRequest;
-  #open = true;
-  #streaming = false;
+  /** Settled once: by `respond`, `fail`, `defer` or `ended`; `streaming` while the response goes out unheld. */
+  #state: 'open' | 'streaming' | 'settled' = 'open';
   readonly #startedAt = Date.now();
   readonly #accept: (answer: HttpAnswer) => Sent;
   #before: HeaderSnapshot | undefined;
@@ -85,6 +96,7 @@ export class Running<Sent> {
     this.#request = request;
     this.#claim = claim;
     this.#accept = accept;
+    this.holdLimit = target.maxBodyBytes;
     this.#handler = new HandlerContext(request.key, claim, this);
     this.context = this.#handler;
   }
@@ -99,8 +111,8 @@ export class Running<Sent> {
 
   /** The handler answered: store the response (or let the key go), then send it. */
   respond(response: Outcome): Promise<Finish> {
-    if (!this.#open) return Promise.resolve(DEFERRED);
-    this.#open = false;
+    if (this.#state === 'settled') return Promise.resolve(DEFERRED);
+    this.#state = 'settled';
     this.#observed();
     const original: Finish = { kind: 'send', answer: response, original: true };
     const kept = this.#kept(response);
@@ -124,22 +136,13 @@ export class Running<Sent> {
   }
 
   /**
-   * Most body bytes an adapter holds back before it must let the response go out as written: the engine's
-   * `maxBodyBytes`. A body the handler hands over whole (one `end`, a Buffer) is already in memory and is stored
-   * (as not retained when it is over the cap); only a body written in pieces is cut off here.
-   */
-  get holdLimit(): number {
-    return this.#target.maxBodyBytes;
-  }
-
-  /**
    * The response goes out as the handler writes it and is not stored: it grew past `holdLimit` in pieces, or it is
    * an event stream (`text/event-stream`), which is never held. The key stays claimed while it streams (a duplicate
    * gets 409); the adapter calls `ended` when the response's connection is done with it, and the key is released.
    */
   streaming(eventStream: boolean): void {
-    if (!this.#open) return;
-    this.#streaming = true;
+    if (this.#state === 'settled') return;
+    this.#state = 'streaming';
     const limit = this.#target.maxBodyBytes;
     this.#target.notices.once(
       'streamed',
@@ -150,16 +153,17 @@ export class Running<Sent> {
 
   /** The response's connection is done (finished, or closed before): a streaming claim lets its key go now. */
   ended(): Promise<void> {
-    if (!this.#open) return Promise.resolve();
-    this.#open = false;
+    const state = this.#state;
+    if (state === 'settled') return Promise.resolve();
+    this.#state = 'settled';
     // The response is out: a refused release (an escaped transaction) has no one left to tell; the key keeps it.
-    return this.#release(this.#streaming ? 'notKept' : 'error').catch(() => {});
+    return this.#release(state === 'streaming' ? 'notKept' : 'error').catch(() => {});
   }
 
   /** The handler threw before answering: the key is released and the framework answers. */
   fail(error: unknown): Promise<Finish> {
-    if (!this.#open) return Promise.resolve(DEFERRED);
-    this.#open = false;
+    if (this.#state === 'settled') return Promise.resolve(DEFERRED);
+    this.#state = 'settled';
     this.#observed();
     return this.#released('error', { kind: 'error', error });
   }
@@ -217,8 +221,8 @@ export class Running<Sent> {
     const longRunning = this.#target.route.longRunning;
     if (longRunning === undefined)
       throw new InvalidOptionsError('defer needs the longRunning option on this route');
-    if (!this.#open) throw new InvalidOptionsError('defer: this request has answered already');
-    this.#open = false;
+    if (this.#state === 'settled') throw new InvalidOptionsError('defer: this request has answered already');
+    this.#state = 'settled';
     const sent = this.#accept(
       acceptedAnswer(longRunning.location(this.#request.id), longRunning.pollAfterMs),
     );
