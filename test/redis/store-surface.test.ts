@@ -446,10 +446,14 @@ describe('RedisStore stats', () => {
     await Promise.all(
       Array.from({ length: 1_200 }, (_, i) => s.begin({ key: `k${i}`, fingerprint: 'f', ...lease })),
     );
-    const all = await new RedisStore({ client: db, prefix: p, statsScanLimit: 1_200 }).stats();
+    // The bound counts the keys SCAN walks, other tests' included (stats-bound.test.ts): one above the machine's
+    // keyspace sees every record, one below the records' own count cannot.
+    const all = await new RedisStore({ client: db, prefix: p, statsScanLimit: 10_000_000 }).stats();
     expect(all).toMatchObject({ records: 1_200, inProgress: 1_200, truncated: false });
     const cut = await new RedisStore({ client: db, prefix: p, statsScanLimit: 700 }).stats();
-    expect(cut).toMatchObject({ records: 700, truncated: true });
+    // SCAN's COUNT is a hint: a call may hand back a few keys more than it asked for.
+    expect(cut.truncated).toBe(true);
+    expect(cut.records).toBeLessThan(1_200);
   });
 
   it('count the memory of each record, and only the records of their own ioredis keyPrefix, glob characters and all', async () => {

@@ -350,7 +350,9 @@ describe('RedisStore stats', () => {
         });
       if (i === 2) await s.release({ key: `k${i}`, token: r.token });
     }
-    const stats = await s.stats();
+    // A bound above the shared Redis' whole keyspace (the bound counts every key walked): exact counts.
+    const whole = new RedisStore({ client: redis.client, prefix: s.keys.prefix, statsScanLimit: 10_000_000 });
+    const stats = await whole.stats();
     assert.deepEqual(
       { ...stats, bytes: undefined },
       {
@@ -371,7 +373,9 @@ describe('RedisStore stats', () => {
       prefix: s.keys.prefix,
       statsScanLimit: 3,
     }).stats();
-    assert.equal(limited.records, 3);
+    // Three keys asked for, oncely's or other tests' (COUNT is a hint: a few more may come): fewer than all five
+    // records, and the walk says it stopped short.
+    assert.ok(limited.records < 5);
     assert.equal(limited.truncated, true);
   });
 });
