@@ -1,9 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { idempotent, isTransactionEscapedError } from '../../src/index.js';
 import { scopedKey } from '../../src/store.js';
-import { PostgresStore, transactionOf } from '../../src/stores/postgres/index.js';
-import { requireService } from '../support/services.js';
-import { createTestSchema, type TestSchema } from './support.js';
+import { transactionOf } from '../../src/stores/postgres/index.js';
+import { escapeFixture } from './escape-fixture.js';
 
 // Issue 23, defects 3 and 4. Every way a transactional handler can end the claim's transaction itself, in both
 // modes (a transaction of the store's own, and the caller's transaction joined through a savepoint), whether the
@@ -15,29 +14,9 @@ import { createTestSchema, type TestSchema } from './support.js';
 // AND CHAIN` or `ROLLBACK; BEGIN` and then a throw. The store's ROLLBACK then ends the chained transaction with
 // everything written in it, exactly as it would have ended the claim's: the handler's own error reaches the caller.
 
-let db: TestSchema;
-let payments: string;
-// The stores' clock: moved past the lease to retry "after the lease" without waiting for it.
-let offsetMs = 0;
-const clock = () => Date.now() + offsetMs;
-let store: PostgresStore;
-
-beforeAll(async () => {
-  await requireService('postgres');
-  db = await createTestSchema('escapeforms');
-  store = new PostgresStore({ pool: db.pool, schema: db.schema, clock });
-  payments = db.table('payments');
-  await db.pool.query(`CREATE TABLE ${payments} (id text NOT NULL)`);
-});
-afterAll(async () => {
-  await store?.close();
-  await db?.drop();
-});
+const fixture = escapeFixture('escapeforms');
 
 const LEASE_MS = 60_000;
-
-const rowsFor = async (id: string) =>
-  Number((await db.pool.query(`SELECT count(*) FROM ${payments} WHERE id = $1`, [id])).rows[0].count);
 
 type Client = ReturnType<typeof transactionOf>;
 
@@ -141,18 +120,18 @@ function payment(mode: Mode, form: Form, ending: 'returns' | 'throws', scope: st
   const handler = async (id: string, context: { readonly transaction?: unknown }) => {
     runs += 1;
     const client = transactionOf(context);
-    await form.run(client, () => client.query(`INSERT INTO ${payments} (id) VALUES ($1)`, [id]));
+    await form.run(client, () => client.query(`INSERT INTO ${fixture.payments} (id) VALUES ($1)`, [id]));
     if (ending === 'throws') throw new Error('the card was declined after the escape');
     return { paid: id };
   };
   const options = { scope, key: (id: string) => id, leaseMs: LEASE_MS };
-  const own = idempotent(handler, { ...options, store: store.transactional() });
+  const own = idempotent(handler, { ...options, store: fixture.store.transactional() });
   const call = async (id: string): Promise<unknown> => {
     if (mode === 'own') return own(id);
-    const client = await db.pool.connect();
+    const client = await fixture.db.pool.connect();
     try {
       await client.query('BEGIN');
-      const joined = idempotent(handler, { ...options, store: store.transactional({ client }) });
+      const joined = idempotent(handler, { ...options, store: fixture.store.transactional({ client }) });
       const paid = await joined(id);
       await client.query('COMMIT');
       return paid;
@@ -163,7 +142,7 @@ function payment(mode: Mode, form: Form, ending: 'returns' | 'throws', scope: st
       client.release();
     }
   };
-  return { call, runs: () => runs, record: (id: string) => store.get(scopedKey(`fn:${scope}`, id)) };
+  return { call, runs: () => runs, record: (id: string) => fixture.store.get(scopedKey(`fn:${scope}`, id)) };
 }
 
 const refusal = (call: Promise<unknown>) =>
@@ -184,14 +163,14 @@ for (const mode of ['own', 'joined'] as const) {
             const { call, runs, record } = payment(mode, form, ending, scope);
             const id = `${scope}-p`;
             expect(await refusal(call(id))).toMatchObject({ refused: true });
-            expect(await rowsFor(id)).toBe(1);
+            expect(await fixture.rowsFor(id)).toBe(1);
             // Stored as the key's terminal outcome, not left in progress for a takeover to run again.
             expect((await record(id))?.state).toBe('completed');
             expect(await refusal(call(id))).toMatchObject({ refused: true });
-            offsetMs += 2 * LEASE_MS;
+            fixture.advance(2 * LEASE_MS);
             expect(await refusal(call(id))).toMatchObject({ refused: true });
             expect(runs()).toBe(1);
-            expect(await rowsFor(id)).toBe(1);
+            expect(await fixture.rowsFor(id)).toBe(1);
           });
         } else {
           it(`${form.name}, then the handler ${ending}: refused loudly, nothing committed, the key released`, async () => {
@@ -204,13 +183,13 @@ for (const mode of ['own', 'joined'] as const) {
               expect(first).toMatchObject({ refused: true });
               expect(first.value).toMatchObject({ keyOutcome: 'released' });
             }
-            expect(await rowsFor(id)).toBe(0);
+            expect(await fixture.rowsFor(id)).toBe(0);
             expect((await record(id))?.state).not.toBe('inProgress');
             expect((await record(id))?.state).not.toBe('completed');
             // Nothing took effect, so the next call runs (and ends the same way): no payment either.
             expect(await refusal(call(id))).toMatchObject({ refused: first.refused });
             expect(runs()).toBe(2);
-            expect(await rowsFor(id)).toBe(0);
+            expect(await fixture.rowsFor(id)).toBe(0);
           });
         }
       }
