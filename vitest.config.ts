@@ -36,6 +36,8 @@ export default defineConfig({
   },
   test: {
     include: ['test/**/*.test.ts'],
+    // The Prisma test client is generated code (git ignores it): made once per run, before any file imports it.
+    globalSetup: ['./test/orm/prisma/generate-client.ts'],
     // Storms spawn child processes and real servers; files run in parallel forks, tests in a file serially.
     pool: 'forks',
     testTimeout: 60_000,
