@@ -87,20 +87,26 @@ export function statementsFor(target: TableTarget, { notify }: { notify: boolean
 }
 
 /**
- * Writes the parameters into the statement as literals, for the one place that needs several statements in one
- * message (the simple query protocol takes no parameters): `BEGIN; …; begin` in transactional mode.
+ * Writes the parameters into the statement as literals, where several statements go in one message (the simple
+ * query protocol takes no parameters: `BEGIN; …; begin` in transactional mode) and where statements go through an
+ * ORM's raw query. Arrays become `ARRAY[…]`; the statement's own cast (`$1::text[]`) types them.
  */
-export function inlineParameters(text: string, values: readonly SqlValue[]): string {
+export function inlineParameters(text: string, values: readonly (SqlValue | readonly SqlValue[])[]): string {
   return text.replace(/\$(\d+)/g, (_, position: string) => {
     const value = values[Number(position) - 1];
     if (value === undefined) throw new RangeError(`no value for $${position}`);
-    if (value === null) return 'NULL';
-    if (typeof value === 'number') {
-      if (!Number.isSafeInteger(value)) throw new RangeError(`$${position} must be a whole number`);
-      return String(value);
-    }
-    if (typeof value === 'boolean') return value ? 'true' : 'false';
-    if (typeof value === 'string') return quoteLiteral(value);
-    return `decode('${Buffer.from(value).toString('hex')}', 'hex')`;
+    if (Array.isArray(value)) return `ARRAY[${value.map((each) => literalOf(each, position)).join(', ')}]`;
+    return literalOf(value as SqlValue, position);
   });
+}
+
+function literalOf(value: SqlValue, position: string): string {
+  if (value === null) return 'NULL';
+  if (typeof value === 'number') {
+    if (!Number.isSafeInteger(value)) throw new RangeError(`$${position} must be a whole number`);
+    return String(value);
+  }
+  if (typeof value === 'boolean') return value ? 'true' : 'false';
+  if (typeof value === 'string') return quoteLiteral(value);
+  return `decode('${Buffer.from(value).toString('hex')}', 'hex')`;
 }

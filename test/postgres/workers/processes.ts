@@ -1,14 +1,14 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 
-const worker = new URL('./pay.ts', import.meta.url).pathname;
+const payWorker = new URL('./pay.ts', import.meta.url).pathname;
 
-/** Child processes running workers/pay.ts, driven line by line over stdin/stdout. */
+/** Child processes running workers/pay.ts (or another worker script), driven line by line over stdin/stdout. */
 export class PayProcesses {
   readonly children: ChildProcess[];
   readonly #lines: AsyncIterator<string>[];
 
-  constructor(count: number, config: object) {
+  constructor(count: number, config: object, worker = payWorker) {
     this.children = Array.from({ length: count }, () =>
       spawn(process.execPath, ['--import', 'tsx', worker, JSON.stringify(config)], {
         stdio: ['pipe', 'pipe', 'inherit'],

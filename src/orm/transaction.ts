@@ -1,0 +1,233 @@
+/**
+ * @module Transactional mode through an ORM: the claim, the handler's writes (through the ORM's own transaction
+ * object) and the outcome commit together, in a transaction the ORM opened for oncely, or in a savepoint of one the
+ * caller opened (joined). The statements are the PostgreSQL store's own, sent through the ORM's raw query; the
+ * escape checks are the database's (the claim's transaction id, the record after a rollback), never a driver's
+ * protocol events, so they hold on every ORM.
+ */
+import { LeaseLostError, TransactionEscapedError } from '../core/errors.js';
+import type {
+  BeginResult,
+  StoredOutcome,
+  StoreTransaction,
+  TransactionBeginInput,
+  TransactionBeginResult,
+} from '../core/store.js';
+import { isLockNotAvailable, isRetryableConflict, storeError } from '../stores/postgres/errors.js';
+import { beginResultOf, beginValues, completeValues, type Row } from '../stores/postgres/rows.js';
+import type { Statements } from '../stores/postgres/sql.js';
+import { inlineParameters } from '../stores/postgres/sql.js';
+import { CLAIM_XID } from '../stores/postgres/transaction-escape.js';
+import type { IsolationLevel } from '../stores/postgres/transaction-session.js';
+import type { HandleKind, SqlDriver } from './driver.js';
+import { heldTransaction } from './held-transaction.js';
+import { runStatements } from './source.js';
+
+export interface OrmTransactionSettings<Handle> {
+  readonly driver: SqlDriver<Handle>;
+  /** The caller's open transaction to join with a savepoint; undefined opens one through the ORM. */
+  readonly joined: Handle | undefined;
+  readonly isolation: IsolationLevel;
+  readonly lockTimeoutMs: number;
+  readonly statements: Statements;
+  readonly now: () => number | null;
+  /** Reads the key's record outside the transaction (after a rollback): whether the claim's row is durable. */
+  readonly durableClaim: (key: string, token: number) => Promise<boolean>;
+}
+
+// As in pg mode: a claim that keeps meeting rows committed while it ran starts over this often.
+const MAX_CLAIM_ROUNDS = 8;
+const BUSY_RETRY_AFTER_MS = 1_000;
+// The ORM's own transaction clock (Prisma's interactive timeout, …) runs this much past the lease, so the lease's
+// end, which rolls back on oncely's side, always comes first.
+const TIMEOUT_MARGIN_MS = 5_000;
+const SAVEPOINT = 'SAVEPOINT oncely_claim';
+const UNDO_SAVEPOINT = ['ROLLBACK TO SAVEPOINT oncely_claim', 'RELEASE SAVEPOINT oncely_claim'];
+const RELEASE_SAVEPOINT = 'RELEASE SAVEPOINT oncely_claim';
+// A savepoint undo that fails with these found no savepoint (3B001) or no transaction (25P01): the caller's
+// transaction, which held it, was ended by the holder's code.
+const SAVEPOINT_GONE = new Set(['3B001', '25P01']);
+
+/** One unit of work on the ORM: statements on its handle, and how it ends. */
+interface Unit<Handle> {
+  readonly handle: Handle;
+  run(statements: readonly string[]): Promise<Row[][]>;
+  /** Ends it keeping the writes; rejects when the commit failed or its result is unknown. */
+  keep(): Promise<void>;
+  /** Ends it undoing the writes; true when it found that the holder's code had ended it already (an escape). */
+  drop(): Promise<boolean>;
+}
+
+/** `beginTransaction` for a store on an ORM: see the module's comment. */
+export async function beginOrmTransaction<Handle>(
+  settings: OrmTransactionSettings<Handle>,
+  input: TransactionBeginInput,
+): Promise<TransactionBeginResult> {
+  const lockTimeoutMs = Math.ceil(Math.max(input.waitMs, settings.lockTimeoutMs));
+  const busy: BeginResult = {
+    kind: 'inProgress',
+    retryAfterMs: Math.min(input.leaseMs, BUSY_RETRY_AFTER_MS),
+    attempt: 1,
+  };
+  for (let round = 1; ; round++) {
+    const unit = await openUnit(settings, input.leaseMs + TIMEOUT_MARGIN_MS);
+    const statements = [
+      ...(settings.joined === undefined ? [] : [SAVEPOINT]),
+      // The lock timeout bounds the claim only: the user's statements run under the setting they had before.
+      `SELECT set_config('oncely.lock_timeout', current_setting('lock_timeout'), true), set_config('lock_timeout', '${lockTimeoutMs}ms', true)`,
+      inlineParameters(settings.statements.begin, beginValues(input, settings.now())),
+      `SELECT set_config('lock_timeout', current_setting('oncely.lock_timeout'), true), ${CLAIM_XID}`,
+    ];
+    let result: BeginResult | 'stale';
+    let xid: unknown;
+    try {
+      const results = await unit.run(statements);
+      result = beginResultOf(results[results.length - 2]?.[0]);
+      xid = results[results.length - 1]?.[0]?.xid;
+    } catch (error) {
+      await unit.drop().catch(() => false);
+      if (isLockNotAvailable(error)) return busy;
+      if (isRetryableConflict(error) && settings.joined !== undefined) return busy;
+      if (isRetryableConflict(error) && round < MAX_CLAIM_ROUNDS) continue;
+      throw storeError('begin', error);
+    }
+    if (result !== 'stale' && result.kind === 'acquired') {
+      if (typeof xid === 'string') {
+        const held = { key: input.key, token: result.token, xid };
+        return { ...result, transaction: ormTransaction(settings, unit, held) };
+      }
+      await unit.drop().catch(() => false);
+      throw storeError('begin', new Error('the claim has no transaction id'));
+    }
+    await unit.drop().catch(() => false);
+    if (result !== 'stale') return result;
+    if (round === MAX_CLAIM_ROUNDS) return busy;
+  }
+}
+
+/** A transaction the ORM opens for this claim, or a savepoint in the caller's. */
+async function openUnit<Handle>(
+  settings: OrmTransactionSettings<Handle>,
+  timeoutMs: number,
+): Promise<Unit<Handle>> {
+  const { driver, joined } = settings;
+  const kind: HandleKind<Handle> = driver.kind;
+  const runOn = (handle: Handle) => (statements: readonly string[]) =>
+    runStatements(kind, (list) => kind.run(handle, list), statements);
+  if (joined !== undefined) return savepointUnit(joined, runOn(joined));
+  let opened: Awaited<ReturnType<typeof heldTransaction<Handle>>>;
+  try {
+    opened = await heldTransaction(driver, { isolation: settings.isolation, timeoutMs });
+  } catch (error) {
+    throw storeError('begin', error);
+  }
+  const { handle, end } = opened;
+  return {
+    handle,
+    run: runOn(handle),
+    async keep() {
+      try {
+        await end(true);
+      } catch (error) {
+        const unknown = 'whether it committed is unknown; a retry replays the outcome or runs once more';
+        throw storeError(`commit (${unknown})`, error);
+      }
+    },
+    async drop() {
+      await end(false).catch(() => {});
+      return false;
+    },
+  };
+}
+
+function savepointUnit<Handle>(
+  handle: Handle,
+  run: (statements: readonly string[]) => Promise<Row[][]>,
+): Unit<Handle> {
+  return {
+    handle,
+    run,
+    async keep() {
+      try {
+        await run([RELEASE_SAVEPOINT]);
+      } catch (error) {
+        throw storeError('release savepoint', error);
+      }
+    },
+    async drop() {
+      try {
+        await run(UNDO_SAVEPOINT);
+        return false;
+      } catch (error) {
+        if (!SAVEPOINT_GONE.has((error as { code?: string }).code ?? '')) return false;
+        // Nothing the holder's code opened after the escape stays open: it rolls back as a refused outcome's would.
+        await run(['ROLLBACK']).catch(() => {});
+        return true;
+      }
+    },
+  };
+}
+
+interface Held {
+  readonly key: string;
+  readonly token: number;
+  readonly xid: string;
+}
+
+function ormTransaction<Handle>(
+  settings: OrmTransactionSettings<Handle>,
+  unit: Unit<Handle>,
+  held: Held,
+): StoreTransaction {
+  const { key, token } = held;
+  let open = true;
+  const close = () => {
+    if (!open) return false;
+    open = false;
+    return true;
+  };
+  const escaped = () => new TransactionEscapedError(token);
+  // Rolls back and tells whether the claim had escaped: a joined savepoint that is gone, or (own transaction) the
+  // claim's row still there after the rollback, which only the holder's own COMMIT can have made durable.
+  const dropChecked = async (): Promise<boolean> => {
+    if (await unit.drop()) return true;
+    if (settings.joined !== undefined) return false;
+    return settings.durableClaim(key, token);
+  };
+  return {
+    handle: unit.handle,
+    // No driver-independent way to hear a connection drop: a lost connection fails the next statement instead.
+    signal: new AbortController().signal,
+    async commit(outcome: StoredOutcome, retentionMs: number): Promise<void> {
+      if (!close()) throw new LeaseLostError(token, 'the transaction was settled already');
+      const values = [...completeValues(key, token, outcome, retentionMs, settings.now()), held.xid];
+      let row: Row | undefined;
+      try {
+        const results = await unit.run([inlineParameters(settings.statements.completeInTransaction, values)]);
+        row = results[0]?.[0];
+      } catch (error) {
+        if (await dropChecked()) throw escaped();
+        throw storeError('complete', error);
+      }
+      if (row?.held !== true) {
+        await unit.drop();
+        throw escaped();
+      }
+      if (row.key === null || row.key === undefined) {
+        await unit.drop();
+        throw new LeaseLostError(token);
+      }
+      await unit.keep();
+    },
+    async rollback(): Promise<void> {
+      if (!close()) return;
+      if (await dropChecked()) throw escaped();
+    },
+    async abort(): Promise<void> {
+      if (!close()) return;
+      // The holder may still be writing through the handle: the ORM's transaction ends here all the same (its
+      // statements after this fail or run outside it, as that ORM does with a finished transaction object).
+      if (await dropChecked()) throw escaped();
+    },
+  };
+}
