@@ -1,0 +1,86 @@
+/**
+ * @module The TypeORM fixture of the ORM suite: TypeORM 1.x on the `postgres` driver, on a schema of its own (the
+ * data source's `schema` option points the entity's queries at it), the payments table mapped with an EntitySchema
+ * (no decorators), the store built as docs/orm/typeorm.md shows, and the suite's operations written with TypeORM's
+ * API (`manager.insert`, `dataSource.transaction`, `manager.query`).
+ */
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { DataSource, type EntityManager, EntitySchema } from 'typeorm';
+import { migrate as migrateOutbox } from '../../../src/messaging/outbox/index.js';
+import { TypeOrmStore } from '../../../src/orm/typeorm/index.js';
+import { migrate } from '../../../src/stores/postgres/index.js';
+import { services } from '../../support/services.js';
+import type { OrmFixture, OrmWorld } from '../support/fixture.js';
+
+export interface Payment {
+  id: string;
+  cents: number;
+}
+
+export const PaymentEntity = new EntitySchema<Payment>({
+  name: 'Payment',
+  tableName: 'orm_payments',
+  columns: { id: { type: 'text', primary: true }, cents: { type: 'integer' } },
+});
+
+/** An initialized data source on `schema`, with a pool of at most `poolSize` connections. */
+export async function dataSourceOn(schema: string, poolSize = 10): Promise<DataSource> {
+  const dataSource = new DataSource({
+    type: 'postgres',
+    url: services.postgres.url,
+    schema,
+    entities: [PaymentEntity],
+    poolSize,
+  });
+  return dataSource.initialize();
+}
+
+/** A fresh schema, migrated (oncely_keys, oncely_outbox) with the payments table. */
+export async function freshSchema(label: string): Promise<string> {
+  const schema = `oncely_test_typeorm_${label}_${randomBytes(4).toString('hex')}`.toLowerCase();
+  const pool = new pg.Pool({ connectionString: services.postgres.url, max: 1 });
+  try {
+    await migrate(pool, { schema });
+    await migrateOutbox(pool, { schema });
+    await pool.query(`CREATE TABLE "${schema}".orm_payments (id text PRIMARY KEY, cents integer NOT NULL)`);
+  } finally {
+    await pool.end();
+  }
+  return schema;
+}
+
+async function world(schema: string, poolSize: number, owner: boolean): Promise<OrmWorld<EntityManager>> {
+  const dataSource = await dataSourceOn(schema, poolSize);
+  const pool = new pg.Pool({ connectionString: services.postgres.url, max: 2 });
+  const store = new TypeOrmStore({ dataSource, schema });
+  return {
+    store,
+    schema,
+    db: dataSource,
+    async insertPayment(manager, id, cents) {
+      await manager.insert(PaymentEntity, { id, cents });
+    },
+    userTransaction: (work) => dataSource.transaction(work),
+    async rawCommit(manager) {
+      await manager.query('COMMIT');
+    },
+    async count(id) {
+      const { rows } = await pool.query(`SELECT count(*) FROM "${schema}".orm_payments WHERE id = $1`, [id]);
+      return Number(rows[0].count);
+    },
+    async close() {
+      await dataSource.destroy();
+      if (owner) await pool.query(`DROP SCHEMA "${schema}" CASCADE`);
+      await pool.end();
+    },
+  };
+}
+
+export const fixture: OrmFixture<EntityManager> = {
+  name: 'typeorm',
+  async open(label) {
+    return world(await freshSchema(label), 10, true);
+  },
+  attach: (schema, poolSize = 4) => world(schema, poolSize, false),
+};
