@@ -174,6 +174,24 @@ export function describeOrmTransactional<Handle>(fixture: OrmFixture<Handle>): v
       expect(runs).toBe(2);
     });
 
+    it('joined: a handler that throws undoes only its savepoint; the caller goes on and commits the rest', async () => {
+      const pay = (handle: Handle) =>
+        idempotent(
+          async (payment: { id: string }, context) => {
+            await world.insertPayment(world.store.transactionOf(context), payment.id, 1);
+            throw new Error('declined');
+          },
+          { store: world.store.join(handle), scope: 'join-throw', key: (payment) => payment.id },
+        );
+      await world.userTransaction(async (handle) => {
+        await expect(pay(handle).execute({ id: 'jt-1' })).rejects.toThrow('declined');
+        await world.insertPayment(handle, 'jt-1-after', 2);
+      });
+      expect(await world.count('jt-1')).toBe(0);
+      expect(await world.count('jt-1-after')).toBe(1);
+      expect(await recordOf('join-throw', 'jt-1')).toBeUndefined();
+    });
+
     it('join refuses the database object, which is not inside a transaction', () => {
       expect(() => world.store.join(world.db as Handle)).toThrow(/transaction/);
     });
@@ -186,6 +204,38 @@ export function describeOrmTransactional<Handle>(fixture: OrmFixture<Handle>): v
       expect(await world.count('e-1')).toBe(1);
       await expect(pay.execute({ id: 'e-1', cents: 3 })).rejects.toBeInstanceOf(TransactionEscapedError);
       expect(await world.count('e-1')).toBe(1);
+    });
+
+    it('a COMMIT sent through the ORM, then a throw: the rollback finds the escape and says so', async () => {
+      const { pay } = payer('escape-throw', async (handle) => {
+        await world.rawCommit(handle);
+        throw new Error('failed after committing');
+      });
+      const error = await pay.execute({ id: 'et-1', cents: 3 }).catch((caught: unknown) => caught);
+      expect(error).toBeInstanceOf(TransactionEscapedError);
+      expect(await world.count('et-1')).toBe(1);
+      await expect(pay.execute({ id: 'et-1', cents: 3 })).rejects.toBeInstanceOf(TransactionEscapedError);
+    });
+
+    it('joined: a COMMIT sent through the ORM ends the caller’s transaction too; the savepoint is gone and that is said', async () => {
+      let inner: unknown;
+      await world
+        .userTransaction(async (handle) => {
+          inner = await idempotent(
+            async (payment: { id: string }, context) => {
+              const tx = world.store.transactionOf(context);
+              await world.insertPayment(tx, payment.id, 1);
+              await world.rawCommit(tx);
+              throw new Error('failed after committing');
+            },
+            { store: world.store.join(handle), scope: 'join-escape', key: (payment) => payment.id },
+          )
+            .execute({ id: 'je-1' })
+            .catch((caught: unknown) => caught);
+        })
+        .catch(() => {});
+      expect(inner).toBeInstanceOf(TransactionEscapedError);
+      expect(await world.count('je-1')).toBe(1);
     });
 
     it('the outbox row written through the transaction exists exactly when the business row committed', async () => {
