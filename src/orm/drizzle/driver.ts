@@ -1,0 +1,76 @@
+/**
+ * @module The Drizzle driver: oncely's statements through the caller's Drizzle db (`drizzle-orm/node-postgres` or
+ * `drizzle-orm/postgres-js`), and its transactions opened with `db.transaction(fn, { isolationLevel })`, so the
+ * handler's `tx` is a plain Drizzle transaction with the caller's schema. Drizzle has no transaction clock of its
+ * own, so the timeout is the lease's alone.
+ */
+import { InvalidOptionsError } from '../../core/errors.js';
+import type { RawRow, SqlDriver, TransactionOptions } from '../driver.js';
+import { rowsPerStatement } from '../postgres-js/batch.js';
+import { assertNoResultTransform, type TransformingSql } from '../postgres-js/driver.js';
+import {
+  type DrizzleDatabaseLike,
+  type DrizzleTransactionOf,
+  drizzleTransactions,
+  entityKindsOf,
+} from './handle.js';
+
+/**
+ * Refuses a db whose connection oncely cannot use safely, by what Drizzle connects through: a single pg `Client`
+ * (Drizzle runs every transaction on that one connection, so two requests' claims would share one transaction and
+ * one's rollback would undo the other's writes), and a postgres.js `sql` transforming results (oncely reads its
+ * rows by the server's column names).
+ */
+function checkConnection(db: DrizzleDatabaseLike): void {
+  const session = (db as { _?: { session?: unknown } })._?.session;
+  if (session === null || typeof session !== 'object') return;
+  const client = (session as { client?: unknown }).client;
+  const kinds = entityKindsOf(session);
+  if (
+    kinds.includes('NodePgSession') &&
+    (typeof client !== 'object' || client === null || !('totalCount' in client))
+  ) {
+    throw new InvalidOptionsError(
+      'DrizzleStore: the db is on a single pg Client, whose one connection every transaction would share; ' +
+        'create it on a pg Pool: drizzle({ client: pool })',
+    );
+  }
+  if (kinds.includes('PostgresJsSession') && typeof client === 'function') {
+    assertNoResultTransform(client as TransformingSql, 'DrizzleStore');
+  }
+}
+
+/** The driver on the caller's Drizzle db (not one of its transactions: `store.join(tx)` joins those). */
+export function drizzleDriver<DB extends DrizzleDatabaseLike>(db: DB): SqlDriver<DrizzleTransactionOf<DB>> {
+  if (!drizzleTransactions.is(db as unknown)) {
+    throw new InvalidOptionsError(
+      'DrizzleStore: pass your Drizzle PostgreSQL db (drizzle-orm/node-postgres or drizzle-orm/postgres-js)',
+    );
+  }
+  if (drizzleTransactions.inTransaction(db)) {
+    throw new InvalidOptionsError(
+      'DrizzleStore: db is a transaction; pass the db, and store.join(tx) to join a transaction',
+    );
+  }
+  checkConnection(db);
+  return {
+    kind: drizzleTransactions,
+
+    async run(statements: readonly string[]): Promise<RawRow[][]> {
+      // One message per statement, not one for all: outside a transaction block PostgreSQL runs a message of
+      // several statements as one implicit transaction, and these are to commit each on its own.
+      const rows: RawRow[][] = [];
+      for (const statement of statements) rows.push(...rowsPerStatement(await db.execute(statement), 1));
+      return rows;
+    },
+
+    transaction<T>(
+      work: (handle: DrizzleTransactionOf<DB>) => Promise<T>,
+      options: TransactionOptions,
+    ): Promise<T> {
+      return db.transaction((tx) => work(tx as DrizzleTransactionOf<DB>), {
+        isolationLevel: options.isolation,
+      });
+    },
+  };
+}
