@@ -54,7 +54,8 @@ export interface OrmStoreOptions {
 
 const OPTIONS = ['schema', 'table', 'clock', 'lockTimeoutMs', 'isolation', 'pollIntervalMs'];
 const ISOLATION_LEVELS: readonly IsolationLevel[] = ['read committed', 'repeatable read', 'serializable'];
-const MIGRATION_LOCK = "SELECT pg_advisory_xact_lock(hashtext('oncely.migrate'))";
+// As text: pg_advisory_xact_lock returns void, a column type Prisma's raw query refuses to read.
+const MIGRATION_LOCK = "SELECT pg_advisory_xact_lock(hashtext('oncely.migrate'))::text AS locked";
 
 interface Settings<Handle> {
   readonly driver: SqlDriver<Handle>;
