@@ -1,0 +1,73 @@
+/**
+ * @module The Prisma fixture of the ORM suite: Prisma 7 with `@prisma/adapter-pg` on a schema of its own (the
+ * adapter's `schema` option points the generated client's model queries at it), the store built as
+ * docs/orm/prisma.md shows, and the suite's operations written with Prisma's API (`tx.payment.create`,
+ * `prisma.$transaction`, `$executeRawUnsafe`).
+ */
+import { randomBytes } from 'node:crypto';
+import { PrismaPg } from '@prisma/adapter-pg';
+import pg from 'pg';
+import { migrate as migrateOutbox } from '../../../src/messaging/outbox/index.js';
+import { PrismaStore, type PrismaTransaction } from '../../../src/orm/prisma/index.js';
+import { migrate } from '../../../src/stores/postgres/index.js';
+import { services } from '../../support/services.js';
+import type { OrmFixture, OrmWorld } from '../support/fixture.js';
+import { PrismaClient } from './generated/client.js';
+
+export type PrismaTx = PrismaTransaction<PrismaClient>;
+
+/** A PrismaClient on `schema` with a pool of at most `poolSize` connections. */
+export function prismaOn(schema: string, poolSize = 10): PrismaClient {
+  return new PrismaClient({
+    adapter: new PrismaPg({ connectionString: services.postgres.url, max: poolSize }, { schema }),
+  });
+}
+
+/** A fresh schema, migrated (oncely_keys, oncely_outbox) with the payments table. */
+export async function freshSchema(label: string): Promise<string> {
+  const schema = `oncely_test_${label}_${randomBytes(4).toString('hex')}`.toLowerCase();
+  const pool = new pg.Pool({ connectionString: services.postgres.url, max: 1 });
+  try {
+    await migrate(pool, { schema });
+    await migrateOutbox(pool, { schema });
+    await pool.query(`CREATE TABLE "${schema}".orm_payments (id text PRIMARY KEY, cents integer NOT NULL)`);
+  } finally {
+    await pool.end();
+  }
+  return schema;
+}
+
+async function world(schema: string, poolSize: number, owner: boolean): Promise<OrmWorld<PrismaTx>> {
+  const prisma = prismaOn(schema, poolSize);
+  const pool = new pg.Pool({ connectionString: services.postgres.url, max: 2 });
+  const store = new PrismaStore({ prisma, schema });
+  return {
+    store,
+    schema,
+    db: prisma,
+    async insertPayment(tx, id, cents) {
+      await tx.payment.create({ data: { id, cents } });
+    },
+    userTransaction: (work) => prisma.$transaction(work),
+    async rawCommit(tx) {
+      await tx.$executeRawUnsafe('COMMIT');
+    },
+    async count(id) {
+      const { rows } = await pool.query(`SELECT count(*) FROM "${schema}".orm_payments WHERE id = $1`, [id]);
+      return Number(rows[0].count);
+    },
+    async close() {
+      await prisma.$disconnect();
+      if (owner) await pool.query(`DROP SCHEMA "${schema}" CASCADE`);
+      await pool.end();
+    },
+  };
+}
+
+export const fixture: OrmFixture<PrismaTx> = {
+  name: 'prisma',
+  async open(label) {
+    return world(await freshSchema(label), 10, true);
+  },
+  attach: (schema, poolSize = 4) => world(schema, poolSize, false),
+};
