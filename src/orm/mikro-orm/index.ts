@@ -1,0 +1,38 @@
+/**
+ * @module oncely/mikro-orm: the PostgreSQL store on MikroORM (@mikro-orm/postgresql), in transactional mode. The
+ * claim, the handler's writes through `store.transactionOf(context)` (the transaction's forked `EntityManager`: what
+ * it persists is flushed before the COMMIT) and the outcome commit together.
+ *
+ * @example
+ * import { MikroOrmStore } from 'oncely/mikro-orm';
+ * const store = new MikroOrmStore({ orm }); // or { em } where Nest injects an EntityManager
+ */
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { InvalidOptionsError } from '../../core/errors.js';
+import { OrmPostgresStore, type OrmStoreOptions } from '../store.js';
+import { mikroOrmDriver } from './driver.js';
+import { mikroOrmTransactions } from './handle.js';
+
+export type { OrmStoreOptions };
+export { mikroOrmTransactions };
+
+/** Your MikroORM instance (`await MikroORM.init(…)`) or an `EntityManager` of it; the pool stays yours. */
+export type MikroOrmStoreOptions = OrmStoreOptions &
+  (
+    | { readonly orm: { readonly em: EntityManager }; readonly em?: never }
+    | { readonly em: EntityManager; readonly orm?: never }
+  );
+
+/** The PostgreSQL store on MikroORM; `transactionOf(context)` is the transaction's forked `EntityManager`. */
+export class MikroOrmStore extends OrmPostgresStore<EntityManager> {
+  constructor(options: MikroOrmStoreOptions) {
+    const { orm, em, ...rest } = options ?? ({} as MikroOrmStoreOptions);
+    const manager: unknown = em ?? orm?.em;
+    if (!mikroOrmTransactions.is(manager)) {
+      throw new InvalidOptionsError(
+        'MikroOrmStore: pass { orm } (your MikroORM) or { em } (an EntityManager of it)',
+      );
+    }
+    super(mikroOrmDriver(manager), rest);
+  }
+}
