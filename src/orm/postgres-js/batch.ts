@@ -24,9 +24,11 @@ export function batchText(statements: readonly string[]): string {
   return statements.join(`\n;SELECT 1 AS "${BOUNDARY_COLUMN}";\n`);
 }
 
-/** One result as the driver gave it: its rows and whether it is a boundary's. */
+/** One result as the driver gave it: its rows, whether it describes rows at all, and whether it is a boundary's. */
 interface ResultSet {
   readonly rows: readonly RawRow[];
+  /** False for a command that returns no rows (`SAVEPOINT`, `SET`, an INSERT without RETURNING): no columns. */
+  readonly described: boolean;
   readonly boundary: boolean;
 }
 
@@ -45,9 +47,15 @@ const isPostgresJsResult = (value: unknown): value is RawRow[] & { readonly colu
 const isPgResult = (value: unknown): value is { readonly rows: RawRow[]; readonly fields: Column[] } =>
   typeof value === 'object' && value !== null && Array.isArray((value as { rows?: unknown }).rows);
 
+const setOf = (rows: readonly RawRow[], columns: readonly Column[] | null | undefined): ResultSet => ({
+  rows,
+  described: (columns?.length ?? 0) > 0,
+  boundary: isBoundary(columns),
+});
+
 function resultSetOf(value: unknown): ResultSet {
-  if (isPostgresJsResult(value)) return { rows: value, boundary: isBoundary(value.columns) };
-  if (isPgResult(value)) return { rows: value.rows, boundary: isBoundary(value.fields) };
+  if (isPostgresJsResult(value)) return setOf(value, value.columns);
+  if (isPgResult(value)) return setOf(value.rows, value.fields);
   throw new TypeError('oncely: the driver answered a statement with neither pg nor postgres.js result');
 }
 
@@ -62,14 +70,14 @@ function resultSetsOf(value: unknown): ResultSet[] {
 
 /**
  * Each statement's rows out of the driver's answer to `batchText(statements)`: the rows of the last result between
- * two boundaries (a statement text of several statements answers with its last one's, as psql shows), or none when
- * the statement returned no rows.
+ * two boundaries that describes rows (so a statement text of several statements, `SAVEPOINT t; SELECT …; RELEASE
+ * SAVEPOINT t`, answers with its last query's rows on both drivers), or none when no statement in it returns rows.
  */
 export function rowsPerStatement(answer: unknown, count: number): RawRow[][] {
   const groups: RawRow[][] = [[]];
   for (const set of resultSetsOf(answer)) {
     if (set.boundary) groups.push([]);
-    else groups[groups.length - 1] = [...set.rows];
+    else if (set.described) groups[groups.length - 1] = [...set.rows];
   }
   // A mismatch means the answer was not split as above (a driver transforming column names, …): fail loudly rather
   // than hand one statement's rows to another.

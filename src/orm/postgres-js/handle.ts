@@ -22,14 +22,12 @@ export function isPostgresJs(value: unknown): boolean {
   return hasFunction(value, 'begin') || hasFunction(value, 'savepoint') || hasFunction(value, 'release');
 }
 
-/** The SQLSTATE of a `PostgresError`: a server error carries `severity` and a five-character `code`. */
+/** The SQLSTATE of a server error (postgres.js's `PostgresError`, pg's `DatabaseError`): its `code`, beside a `severity`. */
 export function postgresStateOf(error: unknown): string | undefined {
   if (typeof error !== 'object' || error === null) return undefined;
   const { code, severity } = error as { code?: unknown; severity?: unknown };
   // postgres.js's own failures (CONNECTION_CLOSED, UNSAFE_TRANSACTION, …) carry a `code` too, but no severity.
-  if (typeof severity !== 'string' || typeof code !== 'string' || !/^[0-9A-Z]{5}$/.test(code))
-    return undefined;
-  return code;
+  return typeof severity === 'string' && typeof code === 'string' ? code : undefined;
 }
 
 /**

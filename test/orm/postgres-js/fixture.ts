@@ -1,0 +1,96 @@
+/**
+ * @module The postgres.js fixture of the ORM suite: porsager's `postgres` 3.4, on a schema of its own (the store's
+ * `schema` option, and the payments table named with its schema in the suite's queries), the store built as
+ * docs/orm/postgres-js.md shows, and the suite's operations written with postgres.js's API (tagged templates,
+ * `sql.begin`, `tx.unsafe('COMMIT')`).
+ */
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import postgres, { type Sql, type TransactionSql } from 'postgres';
+import { migrate as migrateOutbox } from '../../../src/messaging/outbox/index.js';
+import { PostgresJsStore } from '../../../src/orm/postgres-js/index.js';
+import { migrate } from '../../../src/stores/postgres/index.js';
+import { services } from '../../support/services.js';
+import type { OrmFixture, OrmWorld } from '../support/fixture.js';
+
+/**
+ * A postgres.js `sql` on the test database, at most `poolSize` connections. Notices are dropped: postgres.js prints
+ * them by default, and the escape tests' ROLLBACK after a COMMIT of the handler's warns that no transaction is open.
+ */
+export function postgresJsOn(poolSize = 10): Sql {
+  return postgres(services.postgres.url, { max: poolSize, onnotice: () => {} });
+}
+
+/** A fresh schema named for `orm` and `label`, migrated (oncely_keys, oncely_outbox) with the payments table. */
+export async function freshSchema(orm: string, label: string): Promise<string> {
+  const schema = `oncely_test_${orm}_${label}_${randomBytes(4).toString('hex')}`.toLowerCase();
+  const pool = new pg.Pool({ connectionString: services.postgres.url, max: 1 });
+  try {
+    await migrate(pool, { schema });
+    await migrateOutbox(pool, { schema });
+    await pool.query(`CREATE TABLE "${schema}".orm_payments (id text PRIMARY KEY, cents integer NOT NULL)`);
+  } finally {
+    await pool.end();
+  }
+  return schema;
+}
+
+export interface CommittedPayments {
+  count(id: string): Promise<number>;
+  /** Ends the pool, dropping the schema first when `drop` (the world that made it). */
+  end(drop: boolean): Promise<void>;
+}
+
+/** Counts what committed, on a plain pg pool (never through the ORM under test). */
+export function committedPayments(schema: string): CommittedPayments {
+  const pool = new pg.Pool({ connectionString: services.postgres.url, max: 2 });
+  return {
+    async count(id) {
+      const { rows } = await pool.query(`SELECT count(*) FROM "${schema}".orm_payments WHERE id = $1`, [id]);
+      return Number(rows[0].count);
+    },
+    async end(drop) {
+      try {
+        if (drop) await pool.query(`DROP SCHEMA "${schema}" CASCADE`);
+      } finally {
+        await pool.end();
+      }
+    },
+  };
+}
+
+async function world(schema: string, poolSize: number, owner: boolean): Promise<OrmWorld<TransactionSql>> {
+  const sql = postgresJsOn(poolSize);
+  const committed = committedPayments(schema);
+  const store = new PostgresJsStore({ sql, schema });
+  const payments = `${schema}.orm_payments`;
+  return {
+    store,
+    schema,
+    db: sql,
+    async insertPayment(tx, id, cents) {
+      await tx`INSERT INTO ${tx(payments)} ${tx({ id, cents })}`;
+    },
+    async userTransaction<T>(work: (tx: TransactionSql) => Promise<T>): Promise<T> {
+      // Boxed: `begin`'s type unwraps an array result element by element (its batch form).
+      const box = await sql.begin(async (tx) => ({ value: await work(tx) }));
+      return box.value;
+    },
+    async rawCommit(tx) {
+      await tx.unsafe('COMMIT');
+    },
+    count: committed.count,
+    async close() {
+      await sql.end();
+      await committed.end(owner);
+    },
+  };
+}
+
+export const fixture: OrmFixture<TransactionSql> = {
+  name: 'postgres-js',
+  async open(label) {
+    return world(await freshSchema('postgres_js', label), 10, true);
+  },
+  attach: (schema, poolSize = 4) => world(schema, poolSize, false),
+};
