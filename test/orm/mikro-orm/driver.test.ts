@@ -133,6 +133,17 @@ describe('MikroORM driver', () => {
     });
   });
 
+  it("after its transaction, a flush through the fork fails (Knex's transaction is complete): what a handler past its lease meets", async () => {
+    let ended: EntityManager | undefined;
+    await orm.em.transactional(async (em) => {
+      ended = em;
+    });
+    await expect(
+      ended!.persist(ended!.create(PaymentEntity, { id: 'late-2', cents: 1 })).flush(),
+    ).rejects.toThrow(/complete/);
+    expect(await count('late-2')).toBe(0);
+  });
+
   describe('inTransaction', () => {
     it("is true for the transaction's fork, false for the global em and for the fork after its transaction", async () => {
       let ended: EntityManager | undefined;

@@ -8,7 +8,13 @@ import { drizzle } from 'drizzle-orm/node-postgres';
 import knex from 'knex';
 import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
-import { DataSource, type EntityManager, type Logger, QueryFailedError } from 'typeorm';
+import {
+  DataSource,
+  type EntityManager,
+  type Logger,
+  QueryFailedError,
+  QueryRunnerAlreadyReleasedError,
+} from 'typeorm';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { InvalidOptionsError, idempotent } from '../../../src/index.js';
 import { typeormDriver } from '../../../src/orm/typeorm/driver.js';
@@ -118,6 +124,17 @@ describe('TypeORM driver', () => {
         kind.run(ended!, [`INSERT INTO ${payments} (id, cents) VALUES ('late-1', 1)`]),
       ).rejects.toThrow(/released/);
       expect(await count('late-1')).toBe(0);
+    });
+
+    it('after its transaction, TypeORM itself refuses writes through the manager (what a handler past its lease meets)', async () => {
+      let ended: EntityManager | undefined;
+      await dataSource.transaction(async (manager) => {
+        ended = manager;
+      });
+      await expect(ended!.insert(PaymentEntity, { id: 'late-2', cents: 1 })).rejects.toThrow(
+        QueryRunnerAlreadyReleasedError,
+      );
+      expect(await count('late-2')).toBe(0);
     });
 
     it('on a manager or the data source outside a transaction, runs on a connection of its own and returns it', async () => {
