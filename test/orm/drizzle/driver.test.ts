@@ -370,6 +370,61 @@ describe.each(drivers)('Drizzle driver on $name', (underneath) => {
       expect(await count('rt-1')).toBe(1);
     });
 
+    it("joined, a claim that finds the key busy: the caller's transaction goes on (on postgres.js, in a nested one)", async () => {
+      // On postgres.js a transaction in which a statement failed cannot commit, even after a ROLLBACK TO SAVEPOINT
+      // sent as SQL; a nested tx.transaction (postgres.js's savepoint) contains the failure. pg has no such rule.
+      const store = new DrizzleStore({ db, schema });
+      let entered!: () => void;
+      let release!: () => void;
+      const inside = new Promise<void>((resolve) => {
+        entered = resolve;
+      });
+      const held = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      const holding = idempotent(
+        async (id: string) => {
+          entered();
+          await held;
+          return id;
+        },
+        { store, scope: 'busy', key: (id) => id },
+      ).execute('busy-1');
+      await inside;
+      const payIn = (tx: DrizzleTransactionOf<DrizzleDb>) =>
+        idempotent(async (id: string) => id, {
+          store: store.join(tx),
+          scope: 'busy',
+          key: (id) => id,
+        }).execute('busy-1');
+      try {
+        const outcome = await db
+          .transaction(async (tx) => {
+            await expect(payIn(tx)).rejects.toMatchObject({ name: 'InProgressError' });
+            await tx.insert(tables().payments).values({ id: 'busy-after', cents: 1 });
+          })
+          .catch((error: unknown) => error);
+        if (underneath.name === 'postgres-js') {
+          expect(outcome).toMatchObject({ code: '55P03' });
+          expect(await count('busy-after')).toBe(0);
+        } else {
+          expect(outcome).toBeUndefined();
+          expect(await count('busy-after')).toBe(1);
+        }
+
+        await db.transaction(async (tx) => {
+          await expect(tx.transaction((nested) => payIn(nested))).rejects.toMatchObject({
+            name: 'InProgressError',
+          });
+          await tx.insert(tables().payments).values({ id: 'busy-after-nested', cents: 1 });
+        });
+        expect(await count('busy-after-nested')).toBe(1);
+      } finally {
+        release();
+        await holding;
+      }
+    });
+
     it('a joined claim costs three round trips: the savepoint with the claim, the outcome, the release', async () => {
       const store = new DrizzleStore({ db: counted.db, schema });
       await counted.db.transaction(async (tx) => {

@@ -392,6 +392,52 @@ describe('postgres.js driver', () => {
       expect(await count('rt-1')).toBe(1);
     });
 
+    it("joined, a claim that finds the key busy fails the caller's sql.begin at its end; in tx.savepoint it does not", async () => {
+      // postgres.js's rule: a transaction in which a statement failed cannot commit, even after a ROLLBACK TO
+      // SAVEPOINT sent as SQL; only its own tx.savepoint(fn) contains a failure. A busy key's claim fails (55P03).
+      const store = new PostgresJsStore({ sql, schema });
+      let entered!: () => void;
+      let release!: () => void;
+      const inside = new Promise<void>((resolve) => {
+        entered = resolve;
+      });
+      const held = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      const holding = idempotent(
+        async (id: string) => {
+          entered();
+          await held;
+          return id;
+        },
+        { store, scope: 'busy', key: (id) => id },
+      ).execute('busy-1');
+      await inside;
+      const payIn = (tx: TransactionSql) =>
+        idempotent(async (id: string) => id, {
+          store: store.join(tx),
+          scope: 'busy',
+          key: (id) => id,
+        }).execute('busy-1');
+      try {
+        const rejected = await inTransaction(sql, async (tx) => {
+          await expect(payIn(tx)).rejects.toMatchObject({ name: 'InProgressError' });
+          await tx`INSERT INTO ${tx(`${schema}.orm_payments`)} ${tx({ id: 'busy-after', cents: 1 })}`;
+        }).catch((error: unknown) => error);
+        expect(rejected).toMatchObject({ code: '55P03' });
+        expect(await count('busy-after')).toBe(0);
+
+        await inTransaction(sql, async (tx) => {
+          await expect(tx.savepoint((sp) => payIn(sp))).rejects.toMatchObject({ name: 'InProgressError' });
+          await tx`INSERT INTO ${tx(`${schema}.orm_payments`)} ${tx({ id: 'busy-after-savepoint', cents: 1 })}`;
+        });
+        expect(await count('busy-after-savepoint')).toBe(1);
+      } finally {
+        release();
+        await holding;
+      }
+    });
+
     it('a joined claim costs three round trips: the savepoint with the claim, the outcome, the release', async () => {
       const store = new PostgresJsStore({ sql: counted, schema });
       await counted.begin(async (tx) => {
