@@ -1,0 +1,32 @@
+/**
+ * @module oncely/knex: the PostgreSQL store on a Knex instance (the `pg` client), in transactional mode. The claim,
+ * the handler's writes through `store.transactionOf(context)` (Knex's `trx`) and the outcome commit together.
+ *
+ * @example
+ * import { KnexStore } from 'oncely/knex';
+ * const store = new KnexStore({ knex });
+ */
+import type { Knex } from 'knex';
+import { InvalidOptionsError } from '../../core/errors.js';
+import { OrmPostgresStore, type OrmStoreOptions } from '../store.js';
+import { knexDriver } from './driver.js';
+import { knexTransactions } from './handle.js';
+
+export type { OrmStoreOptions };
+export { knexTransactions };
+
+export interface KnexStoreOptions extends OrmStoreOptions {
+  /** Your Knex instance with `client: 'pg'`. Its pool is yours: the store never closes it. */
+  readonly knex: Knex;
+}
+
+/** The PostgreSQL store on a Knex instance; `transactionOf(context)` is Knex's `Knex.Transaction`. */
+export class KnexStore extends OrmPostgresStore<Knex.Transaction> {
+  constructor(options: KnexStoreOptions) {
+    if (options === null || typeof options !== 'object') {
+      throw new InvalidOptionsError('KnexStore: pass { knex }, your Knex instance');
+    }
+    const { knex, ...rest } = options;
+    super(knexDriver(knex), rest);
+  }
+}

@@ -1,0 +1,4 @@
+import { describeOrmTransactional } from '../support/suite.js';
+import { fixture } from './fixture.js';
+
+describeOrmTransactional(fixture);
