@@ -10,7 +10,7 @@ import pg from 'pg';
 import postgres from 'postgres';
 import { DataSource } from 'typeorm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { InvalidOptionsError } from '../../../src/index.js';
+import { InvalidOptionsError, idempotent } from '../../../src/index.js';
 import { handleKindOf } from '../../../src/orm/handles.js';
 import { knexDriver } from '../../../src/orm/knex/driver.js';
 import { KnexStore, knexTransactions } from '../../../src/orm/knex/index.js';
@@ -279,6 +279,35 @@ describe('Knex driver', () => {
         { isolation: 'read committed', timeoutMs: 10 },
       );
       expect(value).toBe('still open');
+    });
+  });
+
+  describe("round trips of a request, beside the handler's own", () => {
+    it('a new request: BEGIN, the claim, the result, COMMIT; a replay: BEGIN, the claim, ROLLBACK', async () => {
+      const store = new KnexStore({ knex, schema });
+      const pay = idempotent(async (id: string) => `paid ${id}`, { store, scope: 'trips', key: (id) => id });
+      let before = roundTrips;
+      expect(await pay.execute('trips-1')).toEqual({ value: 'paid trips-1', replayed: false });
+      expect(roundTrips - before).toBe(4);
+      before = roundTrips;
+      expect((await pay.execute('trips-1')).replayed).toBe(true);
+      expect(roundTrips - before).toBe(3);
+    });
+
+    it("a joined request: 3 round trips inside the caller's transaction", async () => {
+      const store = new KnexStore({ knex, schema });
+      const trips = await knex.transaction(async (trx) => {
+        const pay = idempotent(async (id: string) => `paid ${id}`, {
+          store: store.join(trx),
+          scope: 'trips-joined',
+          key: (id) => id,
+        });
+        const before = roundTrips;
+        await pay.execute('trips-2');
+        return roundTrips - before;
+      });
+      // SAVEPOINT with the claim (one message), the result, RELEASE SAVEPOINT.
+      expect(trips).toBe(3);
     });
   });
 
