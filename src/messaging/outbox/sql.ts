@@ -89,6 +89,10 @@ export function migrationScript(table: OutboxTable): string {
   return render(migrateSql, table, false);
 }
 
+// As text: pg_notify returns void, a column type Prisma's raw query refuses to read (an event added through it).
+const notifyColumn = (tableLiteral: string) =>
+  `, pg_notify('${NOTIFY_CHANNEL}', ${tableLiteral})::text AS notified`;
+
 /**
  * Fills the placeholders and drops comment lines (they cost bytes on every call and never reach the planner).
  * The same rendering as the PostgreSQL store's `statementsFor` (src/stores/postgres/sql.ts), which keeps its
@@ -105,6 +109,6 @@ function render(template: string, table: OutboxTable, notify: boolean): string {
     .replaceAll('{{table_literal}}', literal)
     .replaceAll('{{sequence_literal}}', `'"${table.schema}".oncely_outbox_seq'`)
     .replaceAll('{{schema}}', `"${table.schema}"`)
-    .replaceAll('{{notify}}', notify ? `, pg_notify('${NOTIFY_CHANNEL}', ${literal})` : '')
+    .replaceAll('{{notify}}', notify ? notifyColumn(literal) : '')
     .trim();
 }

@@ -9,6 +9,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, expectTypeOf, it } from 'vitest';
 import { InvalidOptionsError } from '../../../src/core/errors.js';
 import { idempotent } from '../../../src/index.js';
+import { Outbox } from '../../../src/messaging/outbox/index.js';
 import { returnsNoRows, sqlStateOf } from '../../../src/orm/prisma/handle.js';
 import {
   PrismaStore,
@@ -383,5 +384,21 @@ describe('PrismaStore', () => {
     expect(tripsOf([...own, '-- end'])).toEqual({ claim: 3, settle: 2 });
     // Joined: SAVEPOINT, the claim; then the outcome and RELEASE SAVEPOINT (the COMMIT is the caller's, later).
     expect(tripsOf(joined)).toEqual({ claim: 2, settle: 2 });
+  });
+});
+
+describe('the outbox through Prisma', () => {
+  it('adds an event through the transaction client, NOTIFY included (its void result read as text)', async () => {
+    const outbox = new Outbox({ schema, notify: true });
+    const id = await prisma.$transaction((tx) =>
+      outbox.add(tx, { topic: 'payment.created', key: 'ob-1', payload: 1 }),
+    );
+    const { rows } = await admin.query(`SELECT key FROM "${schema}".oncely_outbox WHERE id = $1`, [id]);
+    expect(rows).toEqual([{ key: 'ob-1' }]);
+  });
+
+  it('refuses the PrismaClient itself: outside a transaction the event would commit on its own', async () => {
+    const outbox = new Outbox({ schema });
+    await expect(outbox.add(prisma, { topic: 't', payload: 1 })).rejects.toThrow(InvalidOptionsError);
   });
 });
