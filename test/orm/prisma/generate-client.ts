@@ -1,8 +1,8 @@
 /**
- * @module Vitest global setup: generates the Prisma test client (schema.prisma -> ./generated, which git ignores)
- * before any test file imports it, so the Prisma tests work on a fresh clone. Once per run, before the workers
- * start, so no two test files write the folder at once; skipped when the folder was made from this schema by this
- * Prisma version.
+ * @module Vitest global setup: generates the Prisma test client (schema.prisma -> ./generated and the docs test's
+ * test/docs/.virtual/generated/prisma, both ignored by git) before any test file imports it, so the Prisma tests
+ * and the docs' Prisma blocks work on a fresh clone. Once per run, before the workers start, so no two test files
+ * write the folders at once; skipped when both were made from this schema by this Prisma version.
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
@@ -13,6 +13,7 @@ import { fileURLToPath } from 'node:url';
 const here = (path: string) => fileURLToPath(new URL(path, import.meta.url));
 const schemaPath = here('./schema.prisma');
 const stampPath = here('./generated/.made-from');
+const outputs = [here('./generated/client.ts'), here('../../docs/.virtual/generated/prisma/client.ts')];
 
 export default function generatePrismaClient(): void {
   const require = createRequire(import.meta.url);
@@ -22,7 +23,8 @@ export default function generatePrismaClient(): void {
   const cli = join(dirname(manifestPath), manifest.bin.prisma);
   const version = manifest.version;
   const stamp = `prisma ${version}\n${readFileSync(schemaPath, 'utf8')}`;
-  if (existsSync(stampPath) && readFileSync(stampPath, 'utf8') === stamp) return;
+  const made = outputs.every((output) => existsSync(output));
+  if (made && existsSync(stampPath) && readFileSync(stampPath, 'utf8') === stamp) return;
   execFileSync(process.execPath, [cli, 'generate', '--schema', schemaPath], {
     // Quiet when it works; a failure's error carries the CLI's stderr.
     stdio: 'pipe',
