@@ -451,6 +451,8 @@ describe('MikroORM driver', () => {
     it("joined: what a failed handler persisted without flushing stays out of the caller's commit", async () => {
       const store = new MikroOrmStore({ orm, schema });
       await orm.em.transactional(async (em) => {
+        // The caller's own entity, persisted before the call: flushed before the savepoint, so it stays the caller's.
+        em.persist(em.create(PaymentEntity, { id: 'jp-caller', cents: 1 }));
         const pay = idempotent(
           async (id: string, context) => {
             const trx = store.transactionOf(context);
@@ -462,6 +464,7 @@ describe('MikroORM driver', () => {
         await expect(pay.execute('jp-1')).rejects.toThrow('declined');
       });
       expect(await count('jp-1')).toBe(0);
+      expect(await count('jp-caller')).toBe(1);
     });
   });
 });
