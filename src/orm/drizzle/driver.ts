@@ -40,8 +40,24 @@ function checkConnection(db: DrizzleDatabaseLike): void {
   }
 }
 
+/**
+ * The db oncely runs on: the db itself, or for a db made by `withReplicas(primary, replicas)` (a plain object, not a
+ * Drizzle class) its `$primary`, where that object sends its writes and transactions too: oncely writes, and reads
+ * what it just wrote.
+ */
+function primaryOf(db: DrizzleDatabaseLike): DrizzleDatabaseLike {
+  if (db === null || typeof db !== 'object') return db;
+  const primary: unknown = (db as { $primary?: unknown }).$primary;
+  if (!drizzleTransactions.is(db as unknown) && drizzleTransactions.is(primary))
+    return primary as DrizzleDatabaseLike;
+  return db;
+}
+
 /** The driver on the caller's Drizzle db (not one of its transactions: `store.join(tx)` joins those). */
-export function drizzleDriver<DB extends DrizzleDatabaseLike>(db: DB): SqlDriver<DrizzleTransactionOf<DB>> {
+export function drizzleDriver<DB extends DrizzleDatabaseLike>(
+  given: DB,
+): SqlDriver<DrizzleTransactionOf<DB>> {
+  const db = primaryOf(given);
   if (!drizzleTransactions.is(db as unknown)) {
     throw new InvalidOptionsError(
       'DrizzleStore: pass your Drizzle PostgreSQL db (drizzle-orm/node-postgres or drizzle-orm/postgres-js)',

@@ -6,6 +6,7 @@
  */
 import { sql as drizzleSql } from 'drizzle-orm';
 import { drizzle as drizzleNodePg } from 'drizzle-orm/node-postgres';
+import { withReplicas } from 'drizzle-orm/pg-core';
 import { drizzle as drizzlePostgresJs } from 'drizzle-orm/postgres-js';
 import knex from 'knex';
 import { Kysely, PostgresDialect } from 'kysely';
@@ -335,6 +336,21 @@ describe.each(drivers)('Drizzle driver on $name', (underneath) => {
       await db.transaction(async (tx) => {
         expect(() => new DrizzleStore({ db: tx })).toThrow(/db is a transaction/);
       });
+    });
+
+    it('on a db made by withReplicas, runs on its $primary (where its transactions go too)', async () => {
+      const replicated = withReplicas(db, [db]);
+      const store = new DrizzleStore({ db: replicated, schema });
+      const pay = idempotent(
+        async (id: string, context) => {
+          await store.transactionOf(context).insert(tables().payments).values({ id, cents: 1 });
+          return id;
+        },
+        { store, scope: 'replicas', key: (id) => id },
+      );
+      expect(await pay.execute('rep-1')).toEqual({ value: 'rep-1', replayed: false });
+      expect(await pay.execute('rep-1')).toEqual({ value: 'rep-1', replayed: true });
+      expect(await count('rep-1')).toBe(1);
     });
 
     it('types transactionOf(context) as the db’s own transaction, with its schema', () => {
