@@ -342,6 +342,30 @@ describe('PrismaStore', () => {
     }
   });
 
+  it("on a client made by $extends: its transaction client, and its query extensions see oncely's statements", async () => {
+    const operations: string[] = [];
+    const extended = prisma.$extends({
+      query: {
+        async $allOperations({ operation, args, query }) {
+          operations.push(operation);
+          return query(args);
+        },
+      },
+    });
+    const store = new PrismaStore({ prisma: extended, schema });
+    const pay = idempotent(
+      async (payment: { id: string }, context) => {
+        await store.transactionOf(context).payment.create({ data: { id: payment.id, cents: 1 } });
+        return 'paid';
+      },
+      { store, scope: 'extended', key: (payment) => payment.id },
+    );
+    expect(await pay.execute({ id: 'ext-1' })).toEqual({ value: 'paid', replayed: false });
+    expect(await pay.execute({ id: 'ext-1' })).toEqual({ value: 'paid', replayed: true });
+    // The claim, the payment, the stored result; then the retry's claim, which replays.
+    expect(operations).toEqual(['$queryRawUnsafe', 'create', '$queryRawUnsafe', '$queryRawUnsafe']);
+  });
+
   it("types the handle as the client's own transaction client", async () => {
     const store = new PrismaStore({ prisma, schema });
     expectTypeOf<PrismaTransaction<PrismaClient>>().toEqualTypeOf<Prisma.TransactionClient>();
