@@ -8,7 +8,11 @@
  * into the text as literals (`'a?b'` would be stored as `'a$1b'`), and its `\?` escape cannot keep a backslash
  * that stands before a `?`. Knex passes a query's options to `pg` as its query config, over the SQL it rendered, so
  * `pg` gets oncely's text as it is. Everything else stays Knex's: its check that the transaction is still open, its
- * `query` / `query-error` events and its debug output (which show the text with each `?` escaped).
+ * `query` / `query-error` events and its debug output.
+ *
+ * What Knex shows as the query's SQL (in those events, its debug output, and the message of every failure, which
+ * Knex prefixes with it) is a short label instead of the text: the text holds the key's record as literals (the
+ * stored response's body and headers among them), which belong in neither logs nor error messages.
  */
 import type { Knex } from 'knex';
 import { sqlStateOf } from '../../stores/postgres/errors.js';
@@ -49,9 +53,8 @@ export async function runBatch(knex: Knex, statements: readonly string[]): Promi
   if (statements.length === 0) return [];
   // Each statement on lines of its own, so a statement's trailing `--` comment cannot swallow the separator.
   const text = statements.join('\n;\n');
-  // What Knex logs and puts in its error messages: the text, with each `?` escaped so its rendering shows a `?`.
-  const shown = text.replaceAll('?', '\\?');
-  const answer: PgResult | PgResult[] = await knex.raw(shown).options({ text });
+  const label = `oncely (${statements.length} ${statements.length === 1 ? 'statement' : 'statements'})`;
+  const answer: PgResult | PgResult[] = await knex.raw(label).options({ text });
   // pg answers one statement with its result and several with an array of them.
   const results: readonly PgResult[] = Array.isArray(answer) ? answer : [answer];
   if (results.length !== statements.length) {

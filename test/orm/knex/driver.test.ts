@@ -94,6 +94,25 @@ describe('Knex driver', () => {
       });
     });
 
+    it("keeps the text's values out of Knex's logs and error messages (they hold the stored responses)", async () => {
+      const logged: string[] = [];
+      const log = (query: { sql: string }) => logged.push(query.sql);
+      knex.on('query', log);
+      try {
+        const error = await knex
+          .transaction((trx) =>
+            kind.run(trx, ["SELECT 'card 4242' AS secret", "SELECT 1 / 0 WHERE 'card 4242' > ''"]),
+          )
+          .catch((caught: unknown) => caught);
+        expect((error as Error).message).toBe('oncely (2 statements) - division by zero');
+        expect(kind.stateOf?.(error)).toBe('22012');
+      } finally {
+        knex.off('query', log);
+      }
+      expect(logged.join('\n')).not.toContain('4242');
+      expect(logged).toContain('oncely (2 statements)');
+    });
+
     it('refuses an entry that holds several statements, whose rows could not be told apart', async () => {
       await knex.transaction(async (trx) => {
         await expect(kind.run(trx, ['SELECT 1 AS a; SELECT 2 AS b', 'SELECT 3 AS c'])).rejects.toThrow(
