@@ -12,6 +12,7 @@ import pg from 'pg';
 import { DataSource } from 'typeorm';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { InvalidOptionsError, idempotent } from '../../../src/index.js';
+import { handleKindOf } from '../../../src/orm/handles.js';
 import { mikroOrmDriver } from '../../../src/orm/mikro-orm/driver.js';
 import { MikroOrmStore, mikroOrmTransactions } from '../../../src/orm/mikro-orm/index.js';
 import { requireService, services } from '../../support/services.js';
@@ -168,6 +169,13 @@ describe('MikroORM driver', () => {
   });
 
   describe('is', () => {
+    it("is the kind every ORM's objects are told apart by (outbox.add): no other ORM's shape claims these", async () => {
+      expect(handleKindOf(orm.em)).toBe(kind);
+      await orm.em.transactional(async (em) => {
+        expect(handleKindOf(em)).toBe(kind);
+      });
+    });
+
     it("recognizes MikroORM's entity managers: the global one, forks, a transaction's", async () => {
       expect(kind.is(orm.em)).toBe(true);
       expect(kind.is(orm.em.fork())).toBe(true);

@@ -17,6 +17,7 @@ import {
 } from 'typeorm';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { InvalidOptionsError, idempotent } from '../../../src/index.js';
+import { handleKindOf } from '../../../src/orm/handles.js';
 import { typeormDriver } from '../../../src/orm/typeorm/driver.js';
 import { TypeOrmStore, typeormTransactions } from '../../../src/orm/typeorm/index.js';
 import { requireService, services } from '../../support/services.js';
@@ -209,6 +210,14 @@ describe('TypeORM driver', () => {
   });
 
   describe('is', () => {
+    it("is the kind every ORM's objects are told apart by (outbox.add): no other ORM's shape claims these", async () => {
+      expect(handleKindOf(dataSource)).toBe(kind);
+      expect(handleKindOf(dataSource.manager)).toBe(kind);
+      await dataSource.transaction(async (manager) => {
+        expect(handleKindOf(manager)).toBe(kind);
+      });
+    });
+
     it("recognizes TypeORM's managers and its data source", async () => {
       expect(kind.is(dataSource.manager)).toBe(true);
       expect(kind.is(dataSource)).toBe(true);
