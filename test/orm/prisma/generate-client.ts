@@ -8,7 +8,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const here = (path: string) => fileURLToPath(new URL(path, import.meta.url));
 const schemaPath = here('./schema.prisma');
@@ -38,3 +38,7 @@ export default function generatePrismaClient(): void {
   });
   writeFileSync(stampPath, stamp);
 }
+
+// Run as a script too (`node --import tsx test/orm/prisma/generate-client.ts`), for a type-check before any test.
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href)
+  generatePrismaClient();
