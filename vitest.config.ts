@@ -25,6 +25,13 @@ const publicEntries: Record<string, string> = {
   'oncely/decorators': 'decorators.ts',
   'oncely/dashboard': 'dashboard/index.ts',
   'oncely/lambda': 'lambda/index.ts',
+  'oncely/prisma': 'orm/prisma/index.ts',
+  'oncely/drizzle': 'orm/drizzle/index.ts',
+  'oncely/kysely': 'orm/kysely/index.ts',
+  'oncely/typeorm': 'orm/typeorm/index.ts',
+  'oncely/knex': 'orm/knex/index.ts',
+  'oncely/mikro-orm': 'orm/mikro-orm/index.ts',
+  'oncely/postgres-js': 'orm/postgres-js/index.ts',
 };
 
 export default defineConfig({

@@ -20,10 +20,12 @@ export class SqlStateError extends Error {
   }
 }
 
-/** The SQLSTATE of an ORM's failure: the kind's own reading, else `code` down the cause chain. */
+/**
+ * The SQLSTATE of an ORM's failure: the kind's own reading where it has one (an ORM that wraps errors knows where
+ * the state is, and its own codes, Prisma's `P2010`, look like one), else `code` down the cause chain.
+ */
 export function stateOf(kind: Pick<HandleKind<unknown>, 'stateOf'>, error: unknown): string | undefined {
-  const found = kind.stateOf?.(error);
-  if (found !== undefined) return found;
+  if (kind.stateOf !== undefined) return kind.stateOf(error);
   for (let at: unknown = error, depth = 0; at !== null && typeof at === 'object' && depth < 5; depth++) {
     const code = (at as { code?: unknown }).code;
     if (typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code)) return code;

@@ -1,8 +1,14 @@
 import { InvalidOptionsError } from '../../core/errors.js';
 import { knownOptions } from '../../core/validate.js';
+import { handleKindOf } from '../../orm/handles.js';
+import { runStatements } from '../../orm/source.js';
+import { inlineParameters, type SqlValue } from '../../stores/postgres/sql.js';
 import { checkHook, type OutboxInstrumentation } from '../instrumentation.js';
 import { type WriterStatements, writerStatements } from './sql.js';
 import { type OutboxTable, outboxTable, type Queryable, type SchemaOptions } from './table.js';
+
+/** An ORM's transaction object (recognized by shape; see `Outbox.add`). */
+export type OrmTransaction = object;
 
 /** One event to publish once the caller's transaction commits. */
 export interface OutboxEvent {
@@ -77,28 +83,58 @@ export class Outbox {
     this.#sql = writerStatements(this.table, this.#notify);
   }
 
-  /** Inserts one event with `client` (use the client of the open transaction). Resolves with the outbox id. */
-  async add(client: Queryable, event: OutboxEvent): Promise<string> {
+  /**
+   * Inserts one event in the caller's open transaction: a `pg` client inside `BEGIN`, or an ORM's transaction
+   * object (a Kysely `Transaction`, a Drizzle `tx`, a Prisma transaction client, a TypeORM or MikroORM
+   * `EntityManager` in a transaction, a Knex `trx`, a postgres.js `sql` of `sql.begin`). Resolves with the outbox id.
+   */
+  async add(client: Queryable | OrmTransaction, event: OutboxEvent): Promise<string> {
     const row = this.#row(event);
-    const values: unknown[] = [row.topic, row.key, row.payload, row.contentType, row.headers];
-    const result = await client.query<{ id: string }>(this.#sql.insertOne, values);
-    return result.rows[0]!.id;
+    const values = [row.topic, row.key, row.payload, row.contentType, row.headers];
+    const [found] = await this.#insert(client, this.#sql.insertOne, values, 'add');
+    return String(found!.id);
   }
 
   /** Inserts several events in one statement, in order. Resolves with their ids, in the same order. */
-  async addMany(client: Queryable, events: readonly OutboxEvent[]): Promise<string[]> {
+  async addMany(client: Queryable | OrmTransaction, events: readonly OutboxEvent[]): Promise<string[]> {
     if (!Array.isArray(events)) throw new InvalidOptionsError('outbox.addMany: events must be an array');
     if (events.length === 0) return [];
     const rows = events.map((event) => this.#row(event));
-    const values: unknown[] = [
+    const values = [
       rows.map((r) => r.topic),
       rows.map((r) => r.key),
       rows.map((r) => r.payload),
       rows.map((r) => r.contentType),
       rows.map((r) => r.headers),
     ];
-    const result = await client.query<{ ids: string[] }>(this.#sql.insertMany, values);
-    return result.rows[0]!.ids;
+    const [found] = await this.#insert(client, this.#sql.insertMany, values, 'addMany');
+    return (found!.ids as unknown[]).map(String);
+  }
+
+  /** The insert on a pg client, or through the ORM's raw query on its transaction (values inlined). */
+  async #insert(
+    client: Queryable | OrmTransaction,
+    text: string,
+    values: readonly (SqlValue | readonly SqlValue[])[],
+    operation: string,
+  ): Promise<readonly Readonly<Record<string, unknown>>[]> {
+    const kind = handleKindOf(client);
+    if (kind === undefined) {
+      if (client === null || typeof (client as Queryable).query !== 'function')
+        throw new InvalidOptionsError(
+          `outbox.${operation}: pass the client or ORM transaction of an open transaction`,
+        );
+      return (await (client as Queryable).query(text, values as unknown[])).rows;
+    }
+    // An event written outside a transaction would commit on its own, whatever became of the business writes.
+    if (!kind.inTransaction(client))
+      throw new InvalidOptionsError(
+        `outbox.${operation}: this ${kind.name} object is not inside a transaction; pass the transaction's (trx/tx/manager) object`,
+      );
+    const [rows = []] = await runStatements(kind, (list) => kind.run(client, list), [
+      inlineParameters(text, values),
+    ]);
+    return rows;
   }
 
   #row(event: OutboxEvent) {

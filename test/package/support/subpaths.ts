@@ -27,6 +27,14 @@ export const SUBPATH_PEERS: Readonly<Record<string, readonly string[]>> = {
   // Imports no peer: `@middy/core` is optional even for the Middy middleware, which is a plain object.
   'oncely/lambda': [],
   'oncely/otel': ['@opentelemetry/api'],
+  // The ORMs' subpaths import nothing of their ORM at run time; their docs name the ORM and its PostgreSQL driver.
+  'oncely/prisma': ['@prisma/client', '@prisma/adapter-pg', 'pg'],
+  'oncely/drizzle': ['drizzle-orm', 'pg'],
+  'oncely/kysely': ['kysely', 'pg'],
+  'oncely/typeorm': ['typeorm', 'pg'],
+  'oncely/knex': ['knex', 'pg'],
+  'oncely/mikro-orm': ['@mikro-orm/core', '@mikro-orm/postgresql'],
+  'oncely/postgres-js': ['postgres'],
 };
 
 /**
