@@ -35,7 +35,11 @@ export interface HandleKind<Handle> {
 }
 
 export interface TransactionOptions {
-  readonly isolation: IsolationLevel;
+  /**
+   * The isolation level to ask for; undefined leaves the database's default (`default_transaction_isolation`), and
+   * the ORM sends no `SET TRANSACTION` of its own (TypeORM and Prisma send one as a message of its own).
+   */
+  readonly isolation: IsolationLevel | undefined;
   /**
    * How long the transaction may stay open: the claim's lease plus a margin. ORMs that end transactions on their own
    * clock (Prisma's interactive `timeout`, …) are given at least this, so the lease, not the ORM, decides.

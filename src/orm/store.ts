@@ -46,7 +46,11 @@ export interface OrmStoreOptions {
    * (`waitMs` 0), before answering in progress. Default 100 ms.
    */
   readonly lockTimeoutMs?: number;
-  /** Isolation level of the transactions oncely opens through the ORM. Default `read committed`. */
+  /**
+   * Isolation level of the transactions oncely opens through the ORM. Default: the database's own
+   * (`default_transaction_isolation`, read committed unless your server says otherwise), asked for with no statement
+   * of its own; the claim is correct under each level.
+   */
   readonly isolation?: IsolationLevel;
   /** Longest pause between two polls of a plain-mode `waitFor`. Default 250 ms. */
   readonly pollIntervalMs?: number;
@@ -64,7 +68,7 @@ interface Settings<Handle> {
   readonly schema: string;
   readonly table: string;
   readonly clock: (() => number) | undefined;
-  readonly isolation: IsolationLevel;
+  readonly isolation: IsolationLevel | undefined;
   readonly lockTimeoutMs: number;
 }
 
@@ -191,8 +195,8 @@ function settingsOf<Handle>(driver: SqlDriver<Handle>, options: OrmStoreOptions)
   if (options === null || typeof options !== 'object')
     throw new InvalidOptionsError(`${driver.kind.name}: options must be an object`);
   knownOptions(driver.kind.name, options, OPTIONS);
-  const isolation = options.isolation ?? 'read committed';
-  if (!ISOLATION_LEVELS.includes(isolation))
+  const { isolation } = options;
+  if (isolation !== undefined && !ISOLATION_LEVELS.includes(isolation))
     throw new InvalidOptionsError(`isolation must be one of ${ISOLATION_LEVELS.join(', ')}`);
   const schema = identifier('schema', options.schema, 'public');
   const table = identifier('table', options.table, 'oncely_keys');

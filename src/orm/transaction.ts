@@ -27,7 +27,7 @@ export interface OrmTransactionSettings<Handle> {
   readonly driver: SqlDriver<Handle>;
   /** The caller's open transaction to join with a savepoint; undefined opens one through the ORM. */
   readonly joined: Handle | undefined;
-  readonly isolation: IsolationLevel;
+  readonly isolation: IsolationLevel | undefined;
   readonly lockTimeoutMs: number;
   readonly statements: Statements;
   readonly now: () => number | null;

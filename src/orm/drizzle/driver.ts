@@ -84,9 +84,12 @@ export function drizzleDriver<DB extends DrizzleDatabaseLike>(
       work: (handle: DrizzleTransactionOf<DB>) => Promise<T>,
       options: TransactionOptions,
     ): Promise<T> {
-      return db.transaction((tx) => work(tx as DrizzleTransactionOf<DB>), {
-        isolationLevel: options.isolation,
-      });
+      return db.transaction(
+        (tx) => work(tx as DrizzleTransactionOf<DB>),
+        // No config at all for the database's default: given one, even `{}`, Drizzle on postgres.js sends a
+        // `set transaction` of it (an empty one is a syntax error), a round trip more.
+        options.isolation === undefined ? undefined : { isolationLevel: options.isolation },
+      );
     },
   };
 }

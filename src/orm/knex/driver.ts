@@ -45,7 +45,7 @@ export function knexDriver(knex: Knex): SqlDriver<Knex.Transaction> {
     },
     transaction<T>(
       work: (trx: Knex.Transaction) => Promise<T>,
-      options: { isolation: Knex.IsolationLevels },
+      options: { isolation: Knex.IsolationLevels | undefined },
     ) {
       return knex.transaction(
         async (trx) => {
@@ -53,7 +53,7 @@ export function knexDriver(knex: Knex): SqlDriver<Knex.Transaction> {
           await refuseFailedTransaction(trx);
           return value;
         },
-        { isolationLevel: options.isolation },
+        options.isolation === undefined ? {} : { isolationLevel: options.isolation },
       );
     },
   };

@@ -24,6 +24,9 @@ export function kyselyDriver<DB>(db: Kysely<DB>): SqlDriver<Transaction<DB>> {
     kind: kyselyTransactions,
     // One statement after the other, each on whichever pooled connection Kysely gives it: each commits on its own.
     run: (statements) => runStatements(db, statements),
-    transaction: (work, { isolation }) => db.transaction().setIsolationLevel(isolation).execute(work),
+    transaction: (work, { isolation }) =>
+      isolation === undefined
+        ? db.transaction().execute(work)
+        : db.transaction().setIsolationLevel(isolation).execute(work),
   };
 }

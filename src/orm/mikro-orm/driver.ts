@@ -33,7 +33,10 @@ export function mikroOrmDriver(em: EntityManager): SqlDriver<EntityManager> {
         .execute<RawRow[] | RawRow[][]>(joined(statements), [], 'all');
       return rowsOf(statements, answer);
     },
-    transaction<T>(work: (em: EntityManager) => Promise<T>, options: { isolation: IsolationLevel }) {
+    transaction<T>(
+      work: (em: EntityManager) => Promise<T>,
+      options: { isolation: IsolationLevel | undefined },
+    ) {
       // MikroORM's enums are its values spelled out (`'read committed'`, `'requires_new'`); the strings stand in for
       // them, as the enums themselves cannot be imported here (the ORM is a peer, only its types come in).
       const transactional = {

@@ -66,9 +66,11 @@ export function postgresJsDriver<Types extends Record<string, unknown>>(
       // postgres.js has no transaction clock of its own, so `timeoutMs` has nothing to set. The value travels in a
       // box because `begin`'s type maps an array result element by element (for its batch form, a callback that
       // returns an array of queries); boxed, `T` stays `T`.
-      const box = await sql.begin(`isolation level ${options.isolation}`, async (tx) => ({
-        value: await work(tx),
-      }));
+      const boxed = async (tx: TransactionSql<Types>) => ({ value: await work(tx) });
+      const box =
+        options.isolation === undefined
+          ? await sql.begin(boxed)
+          : await sql.begin(`isolation level ${options.isolation}`, boxed);
       return box.value;
     },
   };

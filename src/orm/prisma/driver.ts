@@ -42,7 +42,7 @@ export function prismaDriver<Client extends PrismaClientLike>(
       // The cast names what Prisma hands the callback: `Client`'s transaction client, the very type
       // PrismaTransaction<Client> reads off this callback's parameter.
       const transaction = client.$transaction((handle) => work(handle as PrismaTransaction<Client>), {
-        isolationLevel: ISOLATION[options.isolation],
+        ...(options.isolation === undefined ? {} : { isolationLevel: ISOLATION[options.isolation] }),
         timeout: options.timeoutMs,
         maxWait: options.timeoutMs,
       });

@@ -27,7 +27,11 @@ export function typeormDriver(dataSource: DataSource): SqlDriver<EntityManager> 
         await runner.release();
       }
     },
-    transaction<T>(work: (manager: EntityManager) => Promise<T>, options: { isolation: IsolationLevel }) {
+    transaction<T>(
+      work: (manager: EntityManager) => Promise<T>,
+      options: { isolation: IsolationLevel | undefined },
+    ) {
+      if (options.isolation === undefined) return dataSource.transaction(work);
       return dataSource.transaction(ISOLATION[options.isolation], work);
     },
   };
