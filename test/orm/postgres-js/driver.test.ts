@@ -18,6 +18,7 @@ import {
 } from '../../../src/orm/postgres-js/index.js';
 import { normalizeRow } from '../../../src/orm/rows.js';
 import { runStatements } from '../../../src/orm/source.js';
+import { scopedKey } from '../../../src/store.js';
 import { requireService, services } from '../../support/services.js';
 import { committedPayments, freshSchema, postgresJsOn } from './fixture.js';
 import { startWireCounter, type WireCounter } from './wire-counter.js';
@@ -180,6 +181,19 @@ describe('postgres.js driver', () => {
     });
   });
 
+  describe('a transaction whose callback has finished', () => {
+    it('still has savepoint, and a statement on it runs outside any transaction, committing on its own', async () => {
+      let ended: TransactionSql | undefined;
+      await sql.begin(async (tx) => {
+        ended = tx;
+      });
+      // postgres.js keeps no state on the transaction's sql: what docs/orm/postgres-js.md warns about.
+      expect(kind.inTransaction(ended!)).toBe(true);
+      await kind.run(ended!, [`INSERT INTO ${payments} (id, cents) VALUES ('late-1', 1)`]);
+      expect(await count('late-1')).toBe(1);
+    });
+  });
+
   describe('is', () => {
     it("recognizes postgres.js's sql: top-level, in a transaction, in a savepoint, reserved", async () => {
       expect(kind.is(sql)).toBe(true);
@@ -296,6 +310,24 @@ describe('postgres.js driver', () => {
       },
     );
 
+    it("with no isolation level asks for none: the database's default, with a plain BEGIN", async () => {
+      const seen = await postgresJsDriver(counted).transaction(
+        async (tx) => {
+          const [[row]] = (await kind.run(tx, [
+            "SELECT current_setting('transaction_isolation') AS level",
+          ])) as [[{ level: string }]];
+          return row.level;
+        },
+        { ...options, isolation: undefined },
+      );
+      expect(seen).toBe('read committed');
+      expect(wire.sent.map((query) => query.text).slice(-3)).toEqual([
+        'begin ',
+        "SELECT current_setting('transaction_isolation') AS level",
+        'commit',
+      ]);
+    });
+
     it('rejects when the COMMIT fails, and nothing is kept', async () => {
       await committed.count('none'); // the schema exists
       await sql.unsafe(`CREATE TABLE IF NOT EXISTS "${schema}".deferred_check (id int PRIMARY KEY,
@@ -370,27 +402,42 @@ describe('postgres.js driver', () => {
       }
     });
 
-    it('a claim costs four round trips of its own: BEGIN, the claim, the outcome, COMMIT', async () => {
-      const store = new PostgresJsStore({ sql: counted, schema });
+    /** The queries one new request of `store` sent, after a first request warmed its connections. */
+    async function sentByOneClaim(store: PostgresJsStore, scope: string): Promise<string[]> {
       const pay = idempotent(
         async (id: string, context) => {
           const tx = store.transactionOf(context);
           await tx`INSERT INTO ${tx(`${schema}.orm_payments`)} ${tx({ id, cents: 1 })}`;
           return id;
         },
-        { store, scope: 'round-trips', key: (id) => id },
+        { store, scope, key: (id) => id },
       );
-      await pay.execute('rt-warm');
+      await pay.execute(`${scope}-warm`);
       wire.reset();
-      await pay.execute('rt-1');
-      const texts = wire.sent.map((query) => query.text);
-      // The handler's own insert is the fifth (postgres.js sends it on the extended protocol).
-      expect(texts).toHaveLength(5);
-      expect(texts.filter((text) => !text.includes('orm_payments'))).toHaveLength(4);
-      expect(texts[0]).toBe('begin isolation level read committed');
-      expect(texts[4]).toBe('commit');
-      expect(await count('rt-1')).toBe(1);
-    });
+      await pay.execute(`${scope}-1`);
+      expect(await count(`${scope}-1`)).toBe(1);
+      return wire.sent.map((query) => query.text);
+    }
+
+    it.each([
+      [undefined, 'begin '],
+      ['serializable', 'begin isolation level serializable'],
+    ] as const)(
+      'a claim (isolation %s) costs four round trips of its own: BEGIN, the claim, the outcome, COMMIT',
+      async (isolation, begin) => {
+        const store = new PostgresJsStore({
+          sql: counted,
+          schema,
+          ...(isolation === undefined ? {} : { isolation }),
+        });
+        const texts = await sentByOneClaim(store, `rt-${isolation ?? 'default'}`);
+        // The handler's own insert is the fifth (postgres.js sends it on the extended protocol).
+        expect(texts).toHaveLength(5);
+        expect(texts.filter((text) => !text.includes('orm_payments'))).toHaveLength(4);
+        expect(texts[0]).toBe(begin);
+        expect(texts[4]).toBe('commit');
+      },
+    );
 
     it("joined, a claim that finds the key busy fails the caller's sql.begin at its end; in tx.savepoint it does not", async () => {
       // postgres.js's rule: a transaction in which a statement failed cannot commit, even after a ROLLBACK TO
@@ -436,6 +483,28 @@ describe('postgres.js driver', () => {
         release();
         await holding;
       }
+    });
+
+    it("a handler's failed statement, rolled back to a savepoint by SQL, still fails the commit: 503, nothing kept", async () => {
+      const store = new PostgresJsStore({ sql, schema });
+      let recovered = 0;
+      const pay = idempotent(
+        async (id: string, context) => {
+          const tx = store.transactionOf(context);
+          await tx`INSERT INTO ${tx(`${schema}.orm_payments`)} ${tx({ id, cents: 1 })}`;
+          await tx.unsafe('SAVEPOINT mine');
+          await tx`INSERT INTO ${tx(`${schema}.orm_payments`)} ${tx({ id, cents: 1 })}`.catch(async () => {
+            await tx.unsafe('ROLLBACK TO SAVEPOINT mine');
+            recovered += 1;
+          });
+          return id;
+        },
+        { store, scope: 'handler-savepoint', key: (id) => id },
+      );
+      await expect(pay.execute('hs-1')).rejects.toMatchObject({ name: 'StoreUnavailableError' });
+      expect(recovered).toBe(1);
+      expect(await count('hs-1')).toBe(0);
+      expect(await store.get(scopedKey('fn:handler-savepoint', 'hs-1'))).toBeUndefined();
     });
 
     it('a joined claim costs three round trips: the savepoint with the claim, the outcome, the release', async () => {
