@@ -21,6 +21,7 @@ import {
   drizzleDriver,
   drizzleTransactions,
 } from '../../../src/orm/drizzle/index.js';
+import { handleKindOf } from '../../../src/orm/handles.js';
 import { normalizeRow } from '../../../src/orm/rows.js';
 import { requireService, services } from '../../support/services.js';
 import { committedPayments, freshSchema } from '../postgres-js/fixture.js';
@@ -199,6 +200,16 @@ describe.each(drivers)('Drizzle driver on $name', (underneath) => {
   });
 
   describe('is', () => {
+    it("is the kind every ORM's objects are told apart by (outbox.add): no other ORM's shape claims these", async () => {
+      expect(handleKindOf(db)).toBe(kind);
+      await db.transaction(async (tx) => {
+        expect(handleKindOf(tx)).toBe(kind);
+        await tx.transaction(async (nested) => {
+          expect(handleKindOf(nested)).toBe(kind);
+        });
+      });
+    });
+
     it("recognizes Drizzle's db and its transactions", async () => {
       expect(kind.is(db)).toBe(true);
       await db.transaction(async (tx) => {

@@ -11,6 +11,7 @@ import postgres, { type Sql, type TransactionSql } from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InvalidOptionsError, idempotent } from '../../../src/index.js';
 import type { RawRow } from '../../../src/orm/driver.js';
+import { handleKindOf } from '../../../src/orm/handles.js';
 import {
   PostgresJsStore,
   postgresJsDriver,
@@ -195,6 +196,22 @@ describe('postgres.js driver', () => {
   });
 
   describe('is', () => {
+    it("is the kind every ORM's objects are told apart by (outbox.add): no other ORM's shape claims these", async () => {
+      expect(handleKindOf(sql)).toBe(kind);
+      const reserved = await sql.reserve();
+      try {
+        expect(handleKindOf(reserved)).toBe(kind);
+      } finally {
+        reserved.release();
+      }
+      await sql.begin(async (tx) => {
+        expect(handleKindOf(tx)).toBe(kind);
+        await tx.savepoint(async (sp) => {
+          expect(handleKindOf(sp)).toBe(kind);
+        });
+      });
+    });
+
     it("recognizes postgres.js's sql: top-level, in a transaction, in a savepoint, reserved", async () => {
       expect(kind.is(sql)).toBe(true);
       const reserved = await sql.reserve();
