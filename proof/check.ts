@@ -11,7 +11,8 @@
 // Every other effect is a "live" effect (completed, released, or unsettled outside any fault), and a key with
 // two live effects is a violation. So are two accepted completes on one key, whatever the faults.
 //
-// Transactional mode (postgres-tx): the effect is a committed row of the business table. Exactly one per key
+// Transactional mode (postgres-tx, and the ORM kinds postgres-kysely, -drizzle, -prisma): the effect is a committed
+// row of the business table, written through the claim's transaction (pg's or the ORM's). Exactly one per key
 // that any client saw succeed, never two, no exceptions; attempts that rolled back are reported.
 //
 // For every store: every 2xx body a client saw names the token of an effect of that key; a key's 2xx bodies are
@@ -19,7 +20,13 @@
 // no 5xx other than 503; no 4xx (clients never reuse a key with another body); no effect without a claim; no
 // effect under a token the store never granted; every operation ends.
 import type { EventRow, ExecutionRow, PaymentRow } from './ledger.js';
-import type { ClientResult, FaultRecord, NotableAnswer, StoreKind } from './types.js';
+import {
+  type ClientResult,
+  type FaultRecord,
+  isTransactional,
+  type NotableAnswer,
+  type StoreKind,
+} from './types.js';
 
 export interface ProcessRecord {
   readonly pid: number;
@@ -92,7 +99,7 @@ export function check(input: CheckInput): CheckResult {
     entry.count++;
     if (entry.examples.length < EXAMPLES) entry.examples.push(example);
   };
-  const transactional = input.kind === 'postgres-tx';
+  const transactional = isTransactional(input.kind);
   define(
     'duplicate-live-effects',
     transactional

@@ -20,6 +20,8 @@ import {
   type ClientConfig,
   type ClientResult,
   type FaultRecord,
+  isPostgres,
+  isTransactional,
   OUTCOMES,
   type Outcome,
   type ServerConfig,
@@ -74,6 +76,12 @@ export interface ProofSettings {
   readonly keep: boolean;
   /** Run the stores at the same time (the short profile, to fit in a test's minute) instead of one by one. */
   readonly parallel: boolean;
+  /**
+   * Pool sizes of each app server on PostgreSQL: its store's pool, and the ledger's. Four servers per store, so a
+   * PostgreSQL store run holds up to 4 × (store + ledger) connections: the short profile, which runs two PostgreSQL
+   * stores at once inside `npm test`, keeps them small enough for the server's max_connections (100 here).
+   */
+  readonly connections: { readonly store: number; readonly ledger: number };
   /** The messaging phase (proof/messaging/), after the HTTP stores; none when undefined. */
   readonly messaging: MessagingSettings | undefined;
   readonly log: (line: string) => void;
@@ -259,7 +267,7 @@ export async function runStore(
   const startedAt = Date.now();
   const schema = `oncely_proof_${runId}_${kind.replace('-', '_')}`;
   const applicationName = `${schema}-app`;
-  const postgresStore = kind === 'postgres' || kind === 'postgres-tx';
+  const postgresStore = isPostgres(kind);
   const ledger = await createLedger(services.postgres.url, schema, postgresStore);
   let store: StoreUnderTest | undefined;
   const servers: AppServer[] = [];
@@ -318,6 +326,7 @@ export async function runStore(
         waitMs: settings.waitMs,
         storeTimeoutMs: settings.storeTimeoutMs,
         handlerMs: settings.handlerMs,
+        connections: settings.connections,
       }),
     );
     const started = await Promise.all(configs.map((config) => spawnServer(config, outDir)));
@@ -484,10 +493,9 @@ export async function runStore(
           if (resumedOn === '') {
             await sleep(base.startedAt + settings.leaseMs + duration - Date.now());
             if (planned.resumeOnTakeover)
-              resumedOn =
-                kind === 'postgres-tx'
-                  ? ' (no takeover can happen: the open transaction holds the key)'
-                  : `, no takeover seen in progress (last: ${lastSeen})`;
+              resumedOn = isTransactional(kind)
+                ? ' (no takeover can happen: the open transaction holds the key)'
+                : `, no takeover seen in progress (last: ${lastSeen})`;
           }
           server.child.kill('SIGCONT');
           const stopped = Date.now() - base.startedAt;

@@ -31,6 +31,9 @@ export interface PaymentRow {
   readonly pid: number;
   readonly server: string;
   readonly at: number;
+  /** The backend that wrote it and its transaction's start (ms): two rows with both equal committed together. */
+  readonly backend: number | null;
+  readonly txStartedAt: number | null;
 }
 
 export interface EventRow {
@@ -83,7 +86,8 @@ export async function createLedger(url: string, schema: string, withStoreTable: 
       ).rows as ExecutionRow[];
       const payments = (
         await pool.query(
-          `SELECT key, id, token::float8 AS token, pid, server, at_ms::float8 AS at FROM "${schema}".payments ORDER BY serial`,
+          `SELECT key, id, token::float8 AS token, pid, server, at_ms::float8 AS at, backend, tx_started_ms::float8 AS "txStartedAt"
+           FROM "${schema}".payments ORDER BY serial`,
         )
       ).rows as PaymentRow[];
       const events = (

@@ -85,6 +85,7 @@ export const PROFILES: Record<'full' | 'short', Profile> = {
     lostProbability: 0.01,
     maxOperationMs: 120_000,
     parallel: false,
+    connections: { store: 10, ledger: 4 },
     faults: FULL_FAULTS,
     faultGapMs: 5_000,
     messaging: FULL_MESSAGING,
@@ -92,6 +93,7 @@ export const PROFILES: Record<'full' | 'short', Profile> = {
   short: {
     stores: ['redis', 'postgres-tx'],
     parallel: true,
+    connections: { store: 10, ledger: 4 },
     requests: 2_000,
     keys: 100,
     clients: 2,

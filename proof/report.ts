@@ -1,6 +1,7 @@
 // The markdown summary of a proof run (the JSON report has everything; this is what a person reads).
 import type { FaultPlan, ProofReport, StoreReport } from './harness.js';
 import { brokerName, messagingGuarantees, messagingMarkdown } from './messaging/report.js';
+import { isTransactional } from './types.js';
 
 const n = (value: number) => value.toLocaleString('en-US');
 const s = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
@@ -11,6 +12,9 @@ const STORE_NAMES: Record<StoreReport['kind'], string> = {
   sentinel: 'Redis Sentinel (master + replica, `durable`)',
   postgres: 'PostgreSQL, plain store',
   'postgres-tx': 'PostgreSQL, transactional mode',
+  'postgres-kysely': 'PostgreSQL, transactional mode through Kysely',
+  'postgres-drizzle': 'PostgreSQL, transactional mode through Drizzle',
+  'postgres-prisma': 'PostgreSQL, transactional mode through Prisma',
 };
 
 export function storeName(kind: StoreReport['kind']): string {
@@ -129,14 +133,13 @@ export function guaranteesSection(report: ProofReport, totalMs: number = report.
   lines.push('| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: |');
   for (const store of report.stores) {
     const effects = store.result.effects;
-    const reruns =
-      store.kind === 'postgres-tx'
-        ? `${n(effects['rolled-back attempts'] ?? 0)} attempts rolled back`
-        : `killed ${n(effects['owner-killed'] ?? 0)}, lost ${n(effects['claim-lost'] ?? 0)}, unconfirmed ${n(effects['complete-unconfirmed'] ?? 0)}${
-            effects['keys set back by a failover'] === undefined
-              ? ''
-              : `; keys a failover set back ${n(effects['keys set back by a failover'])} (two 2xx bodies: ${n(effects['of which two 2xx bodies'] ?? 0)})`
-          }`;
+    const reruns = isTransactional(store.kind)
+      ? `${n(effects['rolled-back attempts'] ?? 0)} attempts rolled back`
+      : `killed ${n(effects['owner-killed'] ?? 0)}, lost ${n(effects['claim-lost'] ?? 0)}, unconfirmed ${n(effects['complete-unconfirmed'] ?? 0)}${
+          effects['keys set back by a failover'] === undefined
+            ? ''
+            : `; keys a failover set back ${n(effects['keys set back by a failover'])} (two 2xx bodies: ${n(effects['of which two 2xx bodies'] ?? 0)})`
+        }`;
     lines.push(
       `| ${storeName(store.kind)} | ${n(store.requests)} (+${n(store.finalRequests)}) | ${n(store.result.keysUsed)} | ${store.faults.length} | ${n(store.throughput)} | ${store.latencyMs.p50} ms | ${n(store.latencyMs.p99)} ms | ${reruns} | **${store.result.violations}** |`,
     );

@@ -5,6 +5,8 @@
 //   npm run proof                               the full run (sizes below), about 20 minutes on 2 cores
 //   npm run proof -- --profile short            the small run that `npm test` also runs (test/proof/)
 //   npm run proof -- --stores redis,postgres-tx --requests 20000 --keys 500 --keep
+//   npm run proof -- --stores postgres-tx,postgres-kysely,postgres-drizzle,postgres-prisma --brokers none --fuzz 0
+//                                              transactional mode on pg and through each ORM (proof/orm-stores.ts)
 //   npm run proof -- --faults server-stall,partition      only these faults of the plan (--no-faults: none)
 //   npm run proof -- --fuzz 20000              requests of the fuzz phase (proof/fuzz.ts; full 100,000, else 2,000; 0 skips)
 //   npm run proof -- --stores none --brokers nats --events 20000     the messaging phase alone, on one broker

@@ -3,7 +3,8 @@
 // effect is a row appended to the effect ledger, outside the system under test, before it answers: one row per
 // execution, no uniqueness, so duplicates are counted rather than prevented. In transactional mode the effect is
 // a row of the business table written through the claim's transaction (it commits with the key or not at all),
-// and the ledger row records the execution (attempts that rolled back included).
+// pg's (`postgres-tx`) or an ORM's (`postgres-kysely` …, proof/orm-stores.ts), and the ledger row records the
+// execution (attempts that rolled back included).
 //
 // Usage: node --import tsx proof/server.ts '<ServerConfig JSON>'. Prints {"ready":port} once listening; on stdin
 // end it flushes its event log and exits.
@@ -24,8 +25,9 @@ import { idempotency as honoIdempotency } from '../src/http/hono.js';
 import { idempotency as nodeIdempotency } from '../src/http/node.js';
 import { PostgresStore, transactionOf } from '../src/stores/postgres/index.js';
 import { RedisStore } from '../src/stores/redis/index.js';
+import { openOrmStore, type PaymentValues } from './orm-stores.js';
 import { sentinelClient } from './sentinel.js';
-import type { Route, ServerConfig } from './types.js';
+import { isOrm, type Route, type ServerConfig } from './types.js';
 
 const config = JSON.parse(process.argv[2] ?? '{}') as ServerConfig;
 const { pid } = process;
@@ -34,7 +36,7 @@ const { pid } = process;
 const ledger = new pg.Pool({
   connectionString: config.ledger.url,
   application_name: config.ledger.applicationName,
-  max: 4,
+  max: config.connections.ledger,
 });
 ledger.on('error', () => {});
 const L = (table: string) => `"${config.ledger.schema}".${table}`;
@@ -42,7 +44,8 @@ const L = (table: string) => `"${config.ledger.schema}".${table}`;
 // The store under test, with the client options the store pages recommend.
 let store: Store;
 let closeStore: () => Promise<void>;
-let transactional = false;
+/** Transactional mode: writes the payment row through the claim's transaction. Plain stores have none. */
+let payThrough: ((context: Context, payment: PaymentValues) => Promise<void>) | undefined;
 const s = config.store;
 if (s.kind === 'redis') {
   const client = new Redis({
@@ -75,18 +78,40 @@ if (s.kind === 'redis') {
   client.on('end', () => events.push(['ioredis', null, 'client-ended', '', Date.now()]));
   store = new RedisStore({ client, prefix: config.prefix, durable: s.durable });
   closeStore = async () => client.close();
+} else if (isOrm(s.kind)) {
+  const orm = await openOrmStore(s.kind, {
+    url: s.url,
+    schema: s.schema,
+    applicationName: s.applicationName,
+    connectTimeoutMs: config.storeTimeoutMs,
+    poolSize: config.connections.store,
+    payments: L('payments'),
+  });
+  store = orm.store;
+  payThrough = (context, payment) => orm.pay(context, payment);
+  closeStore = async () => {
+    await orm.close().catch(() => {});
+  };
 } else {
   const pool = new pg.Pool({
     connectionString: s.url,
     application_name: s.applicationName,
-    max: 10,
+    max: config.connections.store,
     connectionTimeoutMillis: config.storeTimeoutMs,
   });
   // A pooled client whose backend is terminated emits 'error'; without a listener the process would crash.
   pool.on('error', () => {});
   const plain = new PostgresStore({ pool, schema: s.schema });
-  transactional = s.kind === 'postgres-tx';
-  store = transactional ? plain.transactional() : plain;
+  if (s.kind === 'postgres-tx') {
+    store = plain.transactional();
+    payThrough = async (context, p) => {
+      await transactionOf(context).query(
+        `INSERT INTO ${L('payments')} (key, id, token, pid, server, at_ms, backend, tx_started_ms)
+         VALUES ($1, $2, $3, $4, $5, $6, pg_backend_pid(), (extract(epoch FROM now()) * 1000)::bigint)`,
+        [p.key, p.id, p.token, p.pid, p.server, p.at],
+      );
+    };
+  } else store = plain;
   closeStore = async () => {
     await plain.close().catch(() => {});
     await pool.end().catch(() => {});
@@ -170,13 +195,9 @@ async function pay(
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
     [key, id, token, attempt, takeover, pid, config.name, config.adapter, route, at],
   );
-  if (transactional) {
+  if (payThrough !== undefined) {
     try {
-      await transactionOf(context).query(
-        `INSERT INTO ${L('payments')} (key, id, token, pid, server, at_ms, backend, tx_started_ms)
-         VALUES ($1, $2, $3, $4, $5, $6, pg_backend_pid(), (extract(epoch FROM now()) * 1000)::bigint)`,
-        [key, id, token, pid, config.name, at],
-      );
+      await payThrough(context, { key, id, token, pid, server: config.name, at });
     } catch {
       // The transaction's connection is gone (a terminated backend): the app answers 503, which is not kept,
       // so the claim rolls back with the write and the client's retry runs again.

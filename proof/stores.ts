@@ -4,9 +4,9 @@
 // - cluster: three masters built with `redis-cli --cluster create`, the same persistence; one master is killed
 //   and restarted (its slots are down meanwhile). The app reaches every node through its own proxy (ioredis
 //   `natMap` maps the addresses the cluster announces to the proxies).
-// - postgres / postgres-tx: the machine's PostgreSQL (shared, so never restarted): every backend of the app
-//   (by `application_name`) is terminated with `pg_terminate_backend`, three times over 600 ms; the ledger's and
-//   the checker's connections are left alone.
+// - postgres / postgres-tx / postgres-kysely, -drizzle, -prisma: the machine's PostgreSQL (shared, so never
+//   restarted): every backend of the app (by `application_name`, which the ORMs' pools carry too) is terminated
+//   with `pg_terminate_backend`, three times over 600 ms; the ledger's and the checker's connections are left alone.
 import { execFile } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -15,10 +15,11 @@ import { promisify } from 'node:util';
 import { Cluster, Redis } from 'ioredis';
 import pg from 'pg';
 import { type RedisProcess, startRedis, stopAll } from '../test/redis/support/redis-server.js';
+import { prepareOrm } from './orm-stores.js';
 import { redisPeek } from './peek-redis.js';
 import { type FaultProxy, startFaultProxy } from './proxy.js';
 import { startSentinelStore } from './sentinel.js';
-import type { StoreConnection, StoreKind } from './types.js';
+import { isOrm, type PostgresStoreKind, type StoreConnection, type StoreKind } from './types.js';
 
 const run = promisify(execFile);
 const PERSISTENT = ['--appendonly', 'yes', '--appendfsync', 'always'];
@@ -178,9 +179,10 @@ async function startCluster(prefix: string): Promise<StoreUnderTest> {
 }
 
 async function startPostgres(
-  kind: 'postgres' | 'postgres-tx',
+  kind: PostgresStoreKind,
   postgres: { url: string; schema: string; applicationName: string },
 ): Promise<StoreUnderTest> {
+  if (isOrm(kind)) await prepareOrm(kind);
   const target = new URL(postgres.url);
   const proxy = await startFaultProxy(Number(target.port || 5432));
   const viaProxy = new URL(postgres.url);

@@ -4,8 +4,38 @@
 export const ADAPTERS = ['express', 'fastify', 'hono', 'node'] as const;
 export type Adapter = (typeof ADAPTERS)[number];
 
-export const STORE_KINDS = ['redis', 'cluster', 'sentinel', 'postgres', 'postgres-tx'] as const;
+/** Transactional mode through an ORM (proof/orm-stores.ts): the store on the ORM, the payment through its transaction. */
+export const ORM_STORE_KINDS = ['postgres-kysely', 'postgres-drizzle', 'postgres-prisma'] as const;
+export type OrmStoreKind = (typeof ORM_STORE_KINDS)[number];
+
+export const STORE_KINDS = [
+  'redis',
+  'cluster',
+  'sentinel',
+  'postgres',
+  'postgres-tx',
+  ...ORM_STORE_KINDS,
+] as const;
 export type StoreKind = (typeof STORE_KINDS)[number];
+
+/** The stores on PostgreSQL: plain, transactional on pg, transactional on an ORM. */
+export type PostgresStoreKind = 'postgres' | 'postgres-tx' | OrmStoreKind;
+
+export function isPostgres(kind: StoreKind): kind is PostgresStoreKind {
+  return kind === 'postgres' || isTransactional(kind);
+}
+
+/**
+ * Whether the handler's effect is a payment row written through the claim's transaction (pg's or an ORM's): it
+ * commits with the key or not at all, and the checker holds such a store to one committed effect per key.
+ */
+export function isTransactional(kind: StoreKind): kind is 'postgres-tx' | OrmStoreKind {
+  return kind === 'postgres-tx' || isOrm(kind);
+}
+
+export function isOrm(kind: StoreKind): kind is OrmStoreKind {
+  return (ORM_STORE_KINDS as readonly string[]).includes(kind);
+}
 
 /** Two routes per server: duplicates get 409 + Retry-After on one, wait for the first answer on the other. */
 export const ROUTES = ['/pay', '/pay-wait'] as const;
@@ -31,7 +61,7 @@ export type StoreConnection =
       readonly durable: { readonly replicas: number; readonly timeoutMs: number };
     }
   | {
-      readonly kind: 'postgres' | 'postgres-tx';
+      readonly kind: PostgresStoreKind;
       readonly url: string;
       readonly schema: string;
       readonly applicationName: string;
@@ -50,6 +80,8 @@ export interface ServerConfig {
   readonly storeTimeoutMs: number;
   /** The handler works for a random 0..handlerMs after recording its effect, before it answers. */
   readonly handlerMs: number;
+  /** Pool sizes on PostgreSQL: the store's (pg mode and the ORMs alike) and the ledger's. */
+  readonly connections: { readonly store: number; readonly ledger: number };
 }
 
 export interface ClientConfig {
