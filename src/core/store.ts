@@ -200,6 +200,12 @@ export interface StoreTransaction {
    * the claim itself, so that the key is kept as a failure instead of being taken over and run again.
    */
   abort(): Promise<void>;
+  /**
+   * Called once the holder is done with the handle of a transaction `abort` ended (its claim settled, or tried to):
+   * a store that keeps the handle fenced after `abort` (it takes no writes, but is still the holder's) gives it back
+   * here. Never rejects.
+   */
+  close?(): Promise<void>;
 }
 
 /** `beginTransaction`'s answer: the claim with its open transaction, or why the key was not claimed. */

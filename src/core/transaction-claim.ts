@@ -132,7 +132,7 @@ export class TransactionClaim implements Claim {
 
   async release(reason: ReleaseReason = 'notKept'): Promise<void> {
     // Rolled back at the deadline already: nothing is left to release, and a release never rejects for that.
-    if (this.#lost !== undefined) return;
+    if (this.#lost !== undefined) return this.#holderDone();
     this.#settle('release');
     try {
       await this.#rollback();
@@ -171,12 +171,21 @@ export class TransactionClaim implements Claim {
   }
 
   async [Symbol.asyncDispose](): Promise<void> {
-    if (!this.#settled && this.#lost === undefined) await this.release('disposed');
+    if (this.#lost !== undefined) return this.#holderDone();
+    if (!this.#settled) await this.release('disposed');
+  }
+
+  /** After a lease end, the holder settling the claim says it is done with the handle (`StoreTransaction.close`). */
+  async #holderDone(): Promise<void> {
+    await this.#transaction.close?.().catch(() => {});
   }
 
   #settle(attempted: 'complete' | 'release'): void {
     // Rolled back at the deadline: the caller must learn its outcome was not stored, not that it settled twice.
-    if (this.#lost !== undefined) throw this.#lost;
+    if (this.#lost !== undefined) {
+      void this.#holderDone();
+      throw this.#lost;
+    }
     if (this.#settled) throw new ClaimSettledError(this.token, attempted);
     this.#settled = true;
     clearTimeout(this.#timer);

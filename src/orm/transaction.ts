@@ -44,6 +44,14 @@ const TIMEOUT_MARGIN_MS = 5_000;
 const SAVEPOINT = 'SAVEPOINT oncely_claim';
 const UNDO_SAVEPOINT = ['ROLLBACK TO SAVEPOINT oncely_claim', 'RELEASE SAVEPOINT oncely_claim'];
 const RELEASE_SAVEPOINT = 'RELEASE SAVEPOINT oncely_claim';
+// A lease end in a transaction oncely opened: one statement that fails. PostgreSQL aborts a transaction at its first
+// error, at once: its writes are undone and its locks released (the claim's row too, so a retry may take over, as
+// after a crash), and every later statement in it fails (25P02) until it is ended. So the holder's late writes fail
+// instead of running outside the transaction and committing on their own, as they would once the ORM ended it.
+const FENCE = ["SELECT 'oncely: the claim''s lease ended; this transaction takes no writes'::int"];
+// How long a fenced transaction waits for its holder to settle before it is given back anyway (a holder that never
+// returns must not keep a connection for ever): ten leases, at least a minute.
+const fenceMsOf = (leaseMs: number) => Math.max(60_000, 10 * leaseMs);
 // A savepoint undo that fails with these found no savepoint (3B001) or no transaction (25P01): the caller's
 // transaction, which held it, was ended by the holder's code.
 const SAVEPOINT_GONE = new Set(['3B001', '25P01']);
@@ -56,6 +64,11 @@ interface Unit<Handle> {
   keep(): Promise<void>;
   /** Ends it undoing the writes; true when it found that the holder's code had ended it already (an escape). */
   drop(): Promise<boolean>;
+  /**
+   * Fails the handle's transaction (PostgreSQL undoes it at once) but leaves it open, so a statement its holder sends
+   * later fails instead of committing on its own; `drop` ends it. Never rejects.
+   */
+  fence(): Promise<void>;
 }
 
 /** `beginTransaction` for a store on an ORM: see the module's comment. */
@@ -70,7 +83,7 @@ export async function beginOrmTransaction<Handle>(
     attempt: 1,
   };
   for (let round = 1; ; round++) {
-    const unit = await openUnit(settings, input.leaseMs + TIMEOUT_MARGIN_MS);
+    const unit = await openUnit(settings, input.leaseMs + TIMEOUT_MARGIN_MS, fenceMsOf(input.leaseMs));
     // One statement that bounds its own lock wait and reads the transaction id (bounded-claim.ts): one round trip on
     // every ORM, with the savepoint of joined mode in the same message where the ORM sends several at once.
     const claim = inlineParameters(
@@ -110,6 +123,7 @@ export async function beginOrmTransaction<Handle>(
 async function openUnit<Handle>(
   settings: OrmTransactionSettings<Handle>,
   timeoutMs: number,
+  fenceMs: number,
 ): Promise<Unit<Handle>> {
   const { driver, joined } = settings;
   const kind: HandleKind<Handle> = driver.kind;
@@ -123,10 +137,19 @@ async function openUnit<Handle>(
     throw storeError('begin', error);
   }
   const { handle, end } = opened;
+  const run = runOn(handle);
+  let ended = false;
+  const drop = async () => {
+    if (ended) return false;
+    ended = true;
+    await end(false).catch(() => {});
+    return false;
+  };
   return {
     handle,
-    run: runOn(handle),
+    run,
     async keep() {
+      ended = true;
       try {
         await end(true);
       } catch (error) {
@@ -134,9 +157,11 @@ async function openUnit<Handle>(
         throw storeError(`commit (${unknown})`, error);
       }
     },
-    async drop() {
-      await end(false).catch(() => {});
-      return false;
+    drop,
+    async fence() {
+      // The last statement fails on purpose; a failure before it means the connection is gone, which fences too.
+      await run(FENCE).catch(() => {});
+      setTimeout(() => void drop(), fenceMs).unref();
     },
   };
 }
@@ -155,6 +180,8 @@ function savepointUnit<Handle>(
         throw storeError('release savepoint', error);
       }
     },
+    // The caller's transaction is theirs: what their code writes after a lease end is theirs to commit or not.
+    fence: async () => {},
     async drop() {
       try {
         await run(UNDO_SAVEPOINT);
@@ -226,9 +253,19 @@ function ormTransaction<Handle>(
     },
     async abort(): Promise<void> {
       if (!close()) return;
-      // The holder may still be writing through the handle: the ORM's transaction ends here all the same (its
-      // statements after this fail or run outside it, as that ORM does with a finished transaction object).
-      if (await dropChecked()) throw escaped();
+      if (settings.joined !== undefined) {
+        if (await dropChecked()) throw escaped();
+        return;
+      }
+      // The holder may still be writing through the handle. Ending the ORM's transaction would let those writes
+      // run outside it, each committing on its own (Drizzle, postgres.js and Kysely's callback transactions send
+      // them to the pooled connection), so the transaction is failed instead (FENCE) and ended once its holder is
+      // done with the handle (`close`, or after ten leases at most).
+      await unit.fence();
+      if (await settings.durableClaim(key, token)) throw escaped();
+    },
+    async close(): Promise<void> {
+      await unit.drop().catch(() => false);
     },
   };
 }

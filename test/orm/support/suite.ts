@@ -7,7 +7,7 @@ import express from 'express';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { idempotency } from '../../../src/http/express.js';
-import { idempotent, TransactionEscapedError } from '../../../src/index.js';
+import { idempotent, LeaseLostError, TransactionEscapedError } from '../../../src/index.js';
 import { Inbox } from '../../../src/messaging/consumer.js';
 import { Outbox } from '../../../src/messaging/outbox/index.js';
 import { scopedKey } from '../../../src/store.js';
@@ -236,6 +236,43 @@ export function describeOrmTransactional<Handle>(fixture: OrmFixture<Handle>): v
         .catch(() => {});
       expect(inner).toBeInstanceOf(TransactionEscapedError);
       expect(await world.count('je-1')).toBe(1);
+    });
+
+    it('a handler that outlives its lease: the key is taken over, and nothing the first holder writes afterwards commits', async () => {
+      let runs = 0;
+      let late: unknown;
+      let letGo!: () => void;
+      const held = new Promise<void>((resolve) => {
+        letGo = resolve;
+      });
+      const pay = idempotent(
+        async (payment: { id: string }, context) => {
+          runs += 1;
+          const handle = world.store.transactionOf(context);
+          if (runs === 1) {
+            await held;
+            // Past its lease: on an ended ORM transaction this write could run on the pooled connection and commit
+            // on its own; the failed (fenced) transaction refuses it.
+            late = await world.insertPayment(handle, `${payment.id}-late`, 1).then(
+              () => 'committed on its own',
+              (error: unknown) => error,
+            );
+          } else await world.insertPayment(handle, payment.id, 1);
+          return 'paid';
+        },
+        { store: world.store, scope: 'late', key: (payment) => payment.id, leaseMs: 300, waitMs: 2_000 },
+      );
+      const first = pay.execute({ id: 'l-1' }).catch((error: unknown) => error);
+      await new Promise((resolve) => setTimeout(resolve, 800));
+      // The lease ended: a retry takes over and runs, while the first holder is still running.
+      expect(await pay.execute({ id: 'l-1' })).toEqual({ value: 'paid', replayed: false });
+      letGo();
+      expect(await first).toBeInstanceOf(LeaseLostError);
+      expect(late).toBeInstanceOf(Error);
+      expect(await world.count('l-1-late')).toBe(0);
+      expect(runs).toBe(2);
+      expect(await world.count('l-1')).toBe(1);
+      expect(await pay.execute({ id: 'l-1' })).toEqual({ value: 'paid', replayed: true });
     });
 
     it('the outbox row written through the transaction exists exactly when the business row committed', async () => {
