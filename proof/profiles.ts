@@ -73,6 +73,8 @@ export const PROFILES: Record<'full' | 'short', Profile> = {
   full: {
     stores: STORE_KINDS,
     requests: 100_000,
+    // The ORMs' phases (Kysely, Drizzle, Prisma) with every fault, at a fifth of pg's load each.
+    ormRequests: 20_000,
     keys: 2_000,
     clients: 4,
     concurrency: 32,

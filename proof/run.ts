@@ -75,6 +75,8 @@ const settings: ProofSettings = {
   profile: custom ? `${values.profile} (custom)` : values.profile!,
   stores,
   requests: values.requests === undefined ? profile.requests : Number(values.requests),
+  // `--requests` sets every store's load, the ORMs' too.
+  ...(values.requests === undefined ? {} : { ormRequests: undefined }),
   keys: values.keys === undefined ? profile.keys : Number(values.keys),
   concurrency: values.concurrency === undefined ? profile.concurrency : Number(values.concurrency),
   handlerMs: values['handler-ms'] === undefined ? profile.handlerMs : Number(values['handler-ms']),
