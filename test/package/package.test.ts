@@ -172,7 +172,8 @@ describe('every adapter and store serves real requests from the installed packag
         executions: 1,
       });
     }
-    for (const store of ['memory', 'redis', 'postgres']) expect(summary.stores[store]?.runs, store).toBe(1);
+    for (const store of ['memory', 'redis', 'postgres', 'kysely'])
+      expect(summary.stores[store]?.runs, store).toBe(1);
     // require(esm) is stable from Node 20.19: no warning a CommonJS user would see on every start.
     expect(result.stderr).not.toMatch(/ExperimentalWarning/);
   });

@@ -4,7 +4,6 @@
  * with oncely's statements sent through `tx.execute(text)` — several in one simple-query message, on either driver
  * underneath (`drizzle-orm/node-postgres` answers with pg's results, `drizzle-orm/postgres-js` with postgres.js's).
  */
-import type { PgTransactionConfig } from 'drizzle-orm/pg-core';
 import type { RawRow } from '../driver.js';
 import { batchText, rowsPerStatement } from '../postgres-js/batch.js';
 import { postgresStateOf } from '../postgres-js/handle.js';
@@ -17,7 +16,18 @@ import { postgresStateOf } from '../postgres-js/handle.js';
  */
 export interface DrizzleDatabaseLike {
   execute(query: string): PromiseLike<unknown>;
-  transaction<T>(work: (tx: unknown) => Promise<T>, config?: PgTransactionConfig): Promise<T>;
+  transaction<T>(work: (tx: unknown) => Promise<T>, config?: DrizzleTransactionConfig): Promise<T>;
+}
+
+/**
+ * What oncely passes to `db.transaction(fn, config)`: Drizzle's `PgTransactionConfig`, written out here so that
+ * oncely's declarations load none of Drizzle's (they reach into every dialect Drizzle has, and fail to check
+ * without `skipLibCheck` unless mysql2, gel, … are installed).
+ */
+export interface DrizzleTransactionConfig {
+  readonly isolationLevel?: 'read uncommitted' | 'read committed' | 'repeatable read' | 'serializable';
+  readonly accessMode?: 'read only' | 'read write';
+  readonly deferrable?: boolean;
 }
 
 /**
