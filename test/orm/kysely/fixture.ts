@@ -1,16 +1,9 @@
-/**
- * @module The Kysely fixture of the ORM suite: Kysely 0.28 on `PostgresDialect` (a `pg` pool), pointed at a schema of
- * its own with `withSchema`, the store built as docs/orm/kysely.md shows, and the suite's operations written with
- * Kysely's API (`trx.insertInto`, `db.transaction().execute`, `` sql`COMMIT` ``).
- */
-import { randomBytes } from 'node:crypto';
 import { Kysely, PostgresDialect, sql, type Transaction } from 'kysely';
 import pg from 'pg';
-import { migrate as migrateOutbox } from '../../../src/messaging/outbox/index.js';
 import { KyselyStore } from '../../../src/orm/kysely/index.js';
-import { migrate } from '../../../src/stores/postgres/index.js';
 import { services } from '../../support/services.js';
 import type { OrmFixture, OrmWorld } from '../support/fixture.js';
+import { freshSchema as freshOrmSchema } from '../support/schema.js';
 
 export interface Database {
   orm_payments: { id: string; cents: number };
@@ -23,19 +16,8 @@ export function kyselyOn(schema: string, poolSize = 10): { db: Kysely<Database>;
   return { db, pool };
 }
 
-/** A fresh schema, migrated (oncely_keys, oncely_outbox) with the payments table. */
-export async function freshSchema(label: string): Promise<string> {
-  const schema = `oncely_test_kysely_${label}_${randomBytes(4).toString('hex')}`.toLowerCase();
-  const pool = new pg.Pool({ connectionString: services.postgres.url, max: 1 });
-  try {
-    await migrate(pool, { schema });
-    await migrateOutbox(pool, { schema });
-    await pool.query(`CREATE TABLE "${schema}".orm_payments (id text PRIMARY KEY, cents integer NOT NULL)`);
-  } finally {
-    await pool.end();
-  }
-  return schema;
-}
+/** A fresh schema for this ORM's tests (test/orm/support/schema.ts). */
+export const freshSchema = (label: string): Promise<string> => freshOrmSchema('kysely', label);
 
 async function world(
   schema: string,

@@ -1,17 +1,9 @@
-/**
- * @module The MikroORM fixture of the ORM suite: MikroORM 6 (@mikro-orm/postgresql) on a schema of its own (the
- * `schema` option points the entity's queries at it), the payments table mapped with an EntitySchema (no
- * decorators), the store built as docs/orm/mikro-orm.md shows, and the suite's operations written with MikroORM's
- * API (`em.create` + `flush`, `em.transactional`, `em.execute`).
- */
-import { randomBytes } from 'node:crypto';
 import { type EntityManager, EntitySchema, MikroORM } from '@mikro-orm/postgresql';
 import pg from 'pg';
-import { migrate as migrateOutbox } from '../../../src/messaging/outbox/index.js';
 import { MikroOrmStore } from '../../../src/orm/mikro-orm/index.js';
-import { migrate } from '../../../src/stores/postgres/index.js';
 import { services } from '../../support/services.js';
 import type { OrmFixture, OrmWorld } from '../support/fixture.js';
+import { freshSchema as freshOrmSchema } from '../support/schema.js';
 
 export interface Payment {
   id: string;
@@ -37,19 +29,8 @@ export function mikroOrmOn(schema: string, poolSize = 10, options: { disableTran
   });
 }
 
-/** A fresh schema, migrated (oncely_keys, oncely_outbox) with the payments table. */
-export async function freshSchema(label: string): Promise<string> {
-  const schema = `oncely_test_mikro_orm_${label}_${randomBytes(4).toString('hex')}`.toLowerCase();
-  const pool = new pg.Pool({ connectionString: services.postgres.url, max: 1 });
-  try {
-    await migrate(pool, { schema });
-    await migrateOutbox(pool, { schema });
-    await pool.query(`CREATE TABLE "${schema}".orm_payments (id text PRIMARY KEY, cents integer NOT NULL)`);
-  } finally {
-    await pool.end();
-  }
-  return schema;
-}
+/** A fresh schema for this ORM's tests (test/orm/support/schema.ts). */
+export const freshSchema = (label: string): Promise<string> => freshOrmSchema('mikro_orm', label);
 
 async function world(schema: string, poolSize: number, owner: boolean): Promise<OrmWorld<EntityManager>> {
   const orm = await mikroOrmOn(schema, poolSize);

@@ -1,15 +1,6 @@
-/**
- * @module The postgres.js fixture of the ORM suite: porsager's `postgres` 3.4, on a schema of its own (the store's
- * `schema` option, and the payments table named with its schema in the suite's queries), the store built as
- * docs/orm/postgres-js.md shows, and the suite's operations written with postgres.js's API (tagged templates,
- * `sql.begin`, `tx.unsafe('COMMIT')`).
- */
-import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import postgres, { type Sql, type TransactionSql } from 'postgres';
-import { migrate as migrateOutbox } from '../../../src/messaging/outbox/index.js';
 import { PostgresJsStore } from '../../../src/orm/postgres-js/index.js';
-import { migrate } from '../../../src/stores/postgres/index.js';
 import { services } from '../../support/services.js';
 import type { OrmFixture, OrmWorld } from '../support/fixture.js';
 
@@ -21,19 +12,9 @@ export function postgresJsOn(poolSize = 10): Sql {
   return postgres(services.postgres.url, { max: poolSize, onnotice: () => {} });
 }
 
-/** A fresh schema named for `orm` and `label`, migrated (oncely_keys, oncely_outbox) with the payments table. */
-export async function freshSchema(orm: string, label: string): Promise<string> {
-  const schema = `oncely_test_${orm}_${label}_${randomBytes(4).toString('hex')}`.toLowerCase();
-  const pool = new pg.Pool({ connectionString: services.postgres.url, max: 1 });
-  try {
-    await migrate(pool, { schema });
-    await migrateOutbox(pool, { schema });
-    await pool.query(`CREATE TABLE "${schema}".orm_payments (id text PRIMARY KEY, cents integer NOT NULL)`);
-  } finally {
-    await pool.end();
-  }
-  return schema;
-}
+import { freshSchema } from '../support/schema.js';
+
+export { freshSchema };
 
 export interface CommittedPayments {
   count(id: string): Promise<number>;

@@ -1,17 +1,9 @@
-/**
- * @module The Prisma fixture of the ORM suite: Prisma 7 with `@prisma/adapter-pg` on a schema of its own (the
- * adapter's `schema` option points the generated client's model queries at it), the store built as
- * docs/orm/prisma.md shows, and the suite's operations written with Prisma's API (`tx.payment.create`,
- * `prisma.$transaction`, `$executeRawUnsafe`).
- */
-import { randomBytes } from 'node:crypto';
 import { PrismaPg } from '@prisma/adapter-pg';
 import pg from 'pg';
-import { migrate as migrateOutbox } from '../../../src/messaging/outbox/index.js';
 import { PrismaStore, type PrismaTransaction } from '../../../src/orm/prisma/index.js';
-import { migrate } from '../../../src/stores/postgres/index.js';
 import { services } from '../../support/services.js';
 import type { OrmFixture, OrmWorld } from '../support/fixture.js';
+import { freshSchema as freshOrmSchema } from '../support/schema.js';
 import { PrismaClient } from './generated/client.js';
 
 export type PrismaTx = PrismaTransaction<PrismaClient>;
@@ -23,19 +15,8 @@ export function prismaOn(schema: string, poolSize = 10): PrismaClient {
   });
 }
 
-/** A fresh schema, migrated (oncely_keys, oncely_outbox) with the payments table. */
-export async function freshSchema(label: string): Promise<string> {
-  const schema = `oncely_test_${label}_${randomBytes(4).toString('hex')}`.toLowerCase();
-  const pool = new pg.Pool({ connectionString: services.postgres.url, max: 1 });
-  try {
-    await migrate(pool, { schema });
-    await migrateOutbox(pool, { schema });
-    await pool.query(`CREATE TABLE "${schema}".orm_payments (id text PRIMARY KEY, cents integer NOT NULL)`);
-  } finally {
-    await pool.end();
-  }
-  return schema;
-}
+/** A fresh schema for this ORM's tests (test/orm/support/schema.ts). */
+export const freshSchema = (label: string): Promise<string> => freshOrmSchema('prisma', label);
 
 async function world(schema: string, poolSize: number, owner: boolean): Promise<OrmWorld<PrismaTx>> {
   const prisma = prismaOn(schema, poolSize);

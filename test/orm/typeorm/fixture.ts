@@ -1,17 +1,9 @@
-/**
- * @module The TypeORM fixture of the ORM suite: TypeORM 1.x on the `postgres` driver, on a schema of its own (the
- * data source's `schema` option points the entity's queries at it), the payments table mapped with an EntitySchema
- * (no decorators), the store built as docs/orm/typeorm.md shows, and the suite's operations written with TypeORM's
- * API (`manager.insert`, `dataSource.transaction`, `manager.query`).
- */
-import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { DataSource, type EntityManager, EntitySchema } from 'typeorm';
-import { migrate as migrateOutbox } from '../../../src/messaging/outbox/index.js';
 import { TypeOrmStore } from '../../../src/orm/typeorm/index.js';
-import { migrate } from '../../../src/stores/postgres/index.js';
 import { services } from '../../support/services.js';
 import type { OrmFixture, OrmWorld } from '../support/fixture.js';
+import { freshSchema as freshOrmSchema } from '../support/schema.js';
 
 export interface Payment {
   id: string;
@@ -36,19 +28,8 @@ export async function dataSourceOn(schema: string, poolSize = 10): Promise<DataS
   return dataSource.initialize();
 }
 
-/** A fresh schema, migrated (oncely_keys, oncely_outbox) with the payments table. */
-export async function freshSchema(label: string): Promise<string> {
-  const schema = `oncely_test_typeorm_${label}_${randomBytes(4).toString('hex')}`.toLowerCase();
-  const pool = new pg.Pool({ connectionString: services.postgres.url, max: 1 });
-  try {
-    await migrate(pool, { schema });
-    await migrateOutbox(pool, { schema });
-    await pool.query(`CREATE TABLE "${schema}".orm_payments (id text PRIMARY KEY, cents integer NOT NULL)`);
-  } finally {
-    await pool.end();
-  }
-  return schema;
-}
+/** A fresh schema for this ORM's tests (test/orm/support/schema.ts). */
+export const freshSchema = (label: string): Promise<string> => freshOrmSchema('typeorm', label);
 
 async function world(schema: string, poolSize: number, owner: boolean): Promise<OrmWorld<EntityManager>> {
   const dataSource = await dataSourceOn(schema, poolSize);
