@@ -21,7 +21,7 @@ import type { IsolationLevel } from '../stores/postgres/transaction-session.js';
 import { boundedClaim } from './bounded-claim.js';
 import type { HandleKind, SqlDriver } from './driver.js';
 import { heldTransaction } from './held-transaction.js';
-import { runStatements } from './source.js';
+import { runStatements, SqlStateError, stateOf } from './source.js';
 
 export interface OrmTransactionSettings<Handle> {
   readonly driver: SqlDriver<Handle>;
@@ -41,6 +41,9 @@ const BUSY_RETRY_AFTER_MS = 1_000;
 // The ORM's own transaction clock (Prisma's interactive timeout, …) runs this much past the lease, so the lease's
 // end, which rolls back on oncely's side, always comes first.
 const TIMEOUT_MARGIN_MS = 5_000;
+// SQLSTATE classes a COMMIT is refused with, the transaction rolled back: integrity (a deferred constraint) and
+// transaction rollback (a serialization failure or deadlock found at commit).
+const REFUSED_AT_COMMIT = /^(23|40)/;
 const SAVEPOINT = 'SAVEPOINT oncely_claim';
 const UNDO_SAVEPOINT = ['ROLLBACK TO SAVEPOINT oncely_claim', 'RELEASE SAVEPOINT oncely_claim'];
 const RELEASE_SAVEPOINT = 'RELEASE SAVEPOINT oncely_claim';
@@ -153,6 +156,13 @@ async function openUnit<Handle>(
       try {
         await end(true);
       } catch (error) {
+        // The server refused the COMMIT (a deferred constraint, a serialization failure at commit): the transaction
+        // rolled back, so nothing of it committed. Anything else (a connection lost under it) leaves it unknown.
+        const state = stateOf(kind, error);
+        if (state !== undefined && REFUSED_AT_COMMIT.test(state)) {
+          const refused = 'refused by the server: nothing of it committed; a retry runs once more';
+          throw storeError(`commit (${refused})`, new SqlStateError(state, error));
+        }
         const unknown = 'whether it committed is unknown; a retry replays the outcome or runs once more';
         throw storeError(`commit (${unknown})`, error);
       }

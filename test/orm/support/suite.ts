@@ -7,7 +7,12 @@ import express from 'express';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { idempotency } from '../../../src/http/express.js';
-import { idempotent, LeaseLostError, TransactionEscapedError } from '../../../src/index.js';
+import {
+  idempotent,
+  isStoreUnavailableError,
+  LeaseLostError,
+  TransactionEscapedError,
+} from '../../../src/index.js';
 import { Inbox } from '../../../src/messaging/consumer.js';
 import { Outbox } from '../../../src/messaging/outbox/index.js';
 import { scopedKey } from '../../../src/store.js';
@@ -111,10 +116,12 @@ export function describeOrmTransactional<Handle>(fixture: OrmFixture<Handle>): v
       // A deferred constraint runs at COMMIT: the first commit of this id fails there, after the outcome was written
       // (a sequence, which no rollback undoes, counts the commits).
       await pool.query(`CREATE SEQUENCE IF NOT EXISTS "${world.schema}".orm_commits`);
+      await pool.query(`CREATE SEQUENCE IF NOT EXISTS "${world.schema}".orm_commits_direct`);
       await pool.query(`
         CREATE OR REPLACE FUNCTION "${world.schema}".orm_refuse_commit() RETURNS trigger LANGUAGE plpgsql AS $$
         BEGIN
-          IF NEW.id = 'f-1' AND nextval('"${world.schema}".orm_commits') = 1 THEN
+          IF (NEW.id = 'f-1' AND nextval('"${world.schema}".orm_commits') = 1)
+            OR (NEW.id = 'f-2' AND nextval('"${world.schema}".orm_commits_direct') = 1) THEN
             RAISE EXCEPTION 'refused at commit' USING ERRCODE = '23514';
           END IF;
           RETURN NEW;
@@ -145,6 +152,16 @@ export function describeOrmTransactional<Handle>(fixture: OrmFixture<Handle>): v
         expect(retry.status).toBe(201);
         expect(await world.count('f-1')).toBe(1);
       });
+      // The caller learns the COMMIT was refused (known: nothing committed), not that its fate is unknown.
+      const { pay, runs } = payer('commit-refused');
+      const refused = await pay.execute({ id: 'f-2', cents: 1 }).catch((error: unknown) => error);
+      expect(isStoreUnavailableError(refused)).toBe(true);
+      expect((refused as Error).message).toContain('SQLSTATE 23514');
+      expect((refused as Error).message).toContain('nothing of it committed');
+      expect(await world.count('f-2')).toBe(0);
+      expect((await pay.execute({ id: 'f-2', cents: 1 })).replayed).toBe(false);
+      expect(runs()).toBe(2);
+      expect(await world.count('f-2')).toBe(1);
     });
 
     it('joined: the claim and the writes ride the transaction the caller opened, and roll back with it', async () => {
