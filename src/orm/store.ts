@@ -123,7 +123,7 @@ export class OrmPostgresStore<Handle> implements Store {
     const statements = [MIGRATION_LOCK, ...splitStatements(schemaFor({ schema, table }))];
     await driver.transaction(
       (handle) => runStatements(driver.kind, (list) => driver.kind.run(handle, list), statements),
-      { isolation: 'read committed', timeoutMs: 60_000 },
+      { isolation: undefined, timeoutMs: 60_000 },
     );
   }
 
