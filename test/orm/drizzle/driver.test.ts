@@ -24,8 +24,8 @@ import {
 import { handleKindOf } from '../../../src/orm/handles.js';
 import { normalizeRow } from '../../../src/orm/rows.js';
 import { requireService, services } from '../../support/services.js';
-import { committedPayments, freshSchema } from '../postgres-js/fixture.js';
 import { startWireCounter, type WireCounter } from '../postgres-js/wire-counter.js';
+import { committedPayments, freshSchema } from '../support/schema.js';
 import { type DrizzleDb, tablesIn } from './world.js';
 
 const kind = drizzleTransactions;

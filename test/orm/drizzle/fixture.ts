@@ -6,7 +6,7 @@ import { drizzle } from 'drizzle-orm/node-postgres';
 import pg from 'pg';
 import type { DrizzleTransactionOf } from '../../../src/orm/drizzle/index.js';
 import { services } from '../../support/services.js';
-import { freshSchema } from '../postgres-js/fixture.js';
+import { freshSchema } from '../support/schema.js';
 import type { OrmFixture } from '../support/fixture.js';
 import { drizzleWorld, type Tables, tablesIn } from './world.js';
 

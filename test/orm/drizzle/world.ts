@@ -6,8 +6,8 @@
 import { sql } from 'drizzle-orm';
 import { integer, type PgDatabase, type PgQueryResultHKT, pgSchema, text } from 'drizzle-orm/pg-core';
 import { DrizzleStore, type DrizzleTransactionOf } from '../../../src/orm/drizzle/index.js';
-import { committedPayments } from '../postgres-js/fixture.js';
 import type { OrmWorld } from '../support/fixture.js';
+import { committedPayments } from '../support/schema.js';
 
 /** The suite's payments table in `schema`, as a Drizzle schema (`{ payments }`) for `drizzle({ schema })`. */
 export function tablesIn(schema: string) {

@@ -1,9 +1,8 @@
 import createKnex, { type Knex } from 'knex';
-import pg from 'pg';
 import { KnexStore } from '../../../src/orm/knex/index.js';
 import { services } from '../../support/services.js';
 import type { OrmFixture, OrmWorld } from '../support/fixture.js';
-import { freshSchema as freshOrmSchema } from '../support/schema.js';
+import { committedPayments, freshSchema as freshOrmSchema } from '../support/schema.js';
 
 /** A Knex instance (the `pg` client) on `schema`, with a pool of at most `poolSize` connections. */
 export function knexOn(schema: string, poolSize = 10, pool: Knex.PoolConfig = {}): Knex {
@@ -20,7 +19,7 @@ export const freshSchema = (label: string): Promise<string> => freshOrmSchema('k
 
 async function world(schema: string, poolSize: number, owner: boolean): Promise<OrmWorld<Knex.Transaction>> {
   const knex = knexOn(schema, poolSize);
-  const pool = new pg.Pool({ connectionString: services.postgres.url, max: 2 });
+  const committed = committedPayments(schema);
   const store = new KnexStore({ knex, schema });
   return {
     store,
@@ -33,14 +32,10 @@ async function world(schema: string, poolSize: number, owner: boolean): Promise<
     async rawCommit(trx) {
       await trx.raw('COMMIT');
     },
-    async count(id) {
-      const { rows } = await pool.query(`SELECT count(*) FROM "${schema}".orm_payments WHERE id = $1`, [id]);
-      return Number(rows[0].count);
-    },
+    count: committed.count,
     async close() {
       await knex.destroy();
-      if (owner) await pool.query(`DROP SCHEMA "${schema}" CASCADE`);
-      await pool.end();
+      await committed.end(owner);
     },
   };
 }

@@ -3,7 +3,7 @@ import pg from 'pg';
 import { KyselyStore } from '../../../src/orm/kysely/index.js';
 import { services } from '../../support/services.js';
 import type { OrmFixture, OrmWorld } from '../support/fixture.js';
-import { freshSchema as freshOrmSchema } from '../support/schema.js';
+import { committedPayments, freshSchema as freshOrmSchema } from '../support/schema.js';
 
 export interface Database {
   orm_payments: { id: string; cents: number };
@@ -25,7 +25,7 @@ async function world(
   owner: boolean,
 ): Promise<OrmWorld<Transaction<Database>>> {
   const { db } = kyselyOn(schema, poolSize);
-  const pool = new pg.Pool({ connectionString: services.postgres.url, max: 2 });
+  const committed = committedPayments(schema);
   const store = new KyselyStore({ db, schema });
   return {
     store,
@@ -38,14 +38,10 @@ async function world(
     async rawCommit(trx) {
       await sql`COMMIT`.execute(trx);
     },
-    async count(id) {
-      const { rows } = await pool.query(`SELECT count(*) FROM "${schema}".orm_payments WHERE id = $1`, [id]);
-      return Number(rows[0].count);
-    },
+    count: committed.count,
     async close() {
       await db.destroy();
-      if (owner) await pool.query(`DROP SCHEMA "${schema}" CASCADE`);
-      await pool.end();
+      await committed.end(owner);
     },
   };
 }

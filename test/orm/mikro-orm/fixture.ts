@@ -1,9 +1,8 @@
 import { type EntityManager, EntitySchema, MikroORM } from '@mikro-orm/postgresql';
-import pg from 'pg';
 import { MikroOrmStore } from '../../../src/orm/mikro-orm/index.js';
 import { services } from '../../support/services.js';
 import type { OrmFixture, OrmWorld } from '../support/fixture.js';
-import { freshSchema as freshOrmSchema } from '../support/schema.js';
+import { committedPayments, freshSchema as freshOrmSchema } from '../support/schema.js';
 
 export interface Payment {
   id: string;
@@ -34,7 +33,7 @@ export const freshSchema = (label: string): Promise<string> => freshOrmSchema('m
 
 async function world(schema: string, poolSize: number, owner: boolean): Promise<OrmWorld<EntityManager>> {
   const orm = await mikroOrmOn(schema, poolSize);
-  const pool = new pg.Pool({ connectionString: services.postgres.url, max: 2 });
+  const committed = committedPayments(schema);
   const store = new MikroOrmStore({ orm, schema });
   return {
     store,
@@ -48,14 +47,10 @@ async function world(schema: string, poolSize: number, owner: boolean): Promise<
     async rawCommit(em) {
       await em.execute('COMMIT');
     },
-    async count(id) {
-      const { rows } = await pool.query(`SELECT count(*) FROM "${schema}".orm_payments WHERE id = $1`, [id]);
-      return Number(rows[0].count);
-    },
+    count: committed.count,
     async close() {
       await orm.close();
-      if (owner) await pool.query(`DROP SCHEMA "${schema}" CASCADE`);
-      await pool.end();
+      await committed.end(owner);
     },
   };
 }

@@ -1,4 +1,3 @@
-import pg from 'pg';
 import postgres, { type Sql, type TransactionSql } from 'postgres';
 import { PostgresJsStore } from '../../../src/orm/postgres-js/index.js';
 import { services } from '../../support/services.js';
@@ -12,33 +11,9 @@ export function postgresJsOn(poolSize = 10): Sql {
   return postgres(services.postgres.url, { max: poolSize, onnotice: () => {} });
 }
 
-import { freshSchema } from '../support/schema.js';
+import { committedPayments, freshSchema } from '../support/schema.js';
 
-export { freshSchema };
-
-export interface CommittedPayments {
-  count(id: string): Promise<number>;
-  /** Ends the pool, dropping the schema first when `drop` (the world that made it). */
-  end(drop: boolean): Promise<void>;
-}
-
-/** Counts what committed, on a plain pg pool (never through the ORM under test). */
-export function committedPayments(schema: string): CommittedPayments {
-  const pool = new pg.Pool({ connectionString: services.postgres.url, max: 2 });
-  return {
-    async count(id) {
-      const { rows } = await pool.query(`SELECT count(*) FROM "${schema}".orm_payments WHERE id = $1`, [id]);
-      return Number(rows[0].count);
-    },
-    async end(drop) {
-      try {
-        if (drop) await pool.query(`DROP SCHEMA "${schema}" CASCADE`);
-      } finally {
-        await pool.end();
-      }
-    },
-  };
-}
+export { committedPayments, freshSchema };
 
 async function world(schema: string, poolSize: number, owner: boolean): Promise<OrmWorld<TransactionSql>> {
   const sql = postgresJsOn(poolSize);

@@ -1,9 +1,8 @@
 import { PrismaPg } from '@prisma/adapter-pg';
-import pg from 'pg';
 import { PrismaStore, type PrismaTransaction } from '../../../src/orm/prisma/index.js';
 import { services } from '../../support/services.js';
 import type { OrmFixture, OrmWorld } from '../support/fixture.js';
-import { freshSchema as freshOrmSchema } from '../support/schema.js';
+import { committedPayments, freshSchema as freshOrmSchema } from '../support/schema.js';
 import { PrismaClient } from './generated/client.js';
 
 export type PrismaTx = PrismaTransaction<PrismaClient>;
@@ -20,7 +19,7 @@ export const freshSchema = (label: string): Promise<string> => freshOrmSchema('p
 
 async function world(schema: string, poolSize: number, owner: boolean): Promise<OrmWorld<PrismaTx>> {
   const prisma = prismaOn(schema, poolSize);
-  const pool = new pg.Pool({ connectionString: services.postgres.url, max: 2 });
+  const committed = committedPayments(schema);
   const store = new PrismaStore({ prisma, schema });
   return {
     store,
@@ -33,14 +32,10 @@ async function world(schema: string, poolSize: number, owner: boolean): Promise<
     async rawCommit(tx) {
       await tx.$executeRawUnsafe('COMMIT');
     },
-    async count(id) {
-      const { rows } = await pool.query(`SELECT count(*) FROM "${schema}".orm_payments WHERE id = $1`, [id]);
-      return Number(rows[0].count);
-    },
+    count: committed.count,
     async close() {
       await prisma.$disconnect();
-      if (owner) await pool.query(`DROP SCHEMA "${schema}" CASCADE`);
-      await pool.end();
+      await committed.end(owner);
     },
   };
 }

@@ -21,3 +21,28 @@ export async function freshSchema(orm: string, label: string): Promise<string> {
   }
   return schema;
 }
+
+/** The payments that committed, counted on a plain pg pool of its own, and the schema's end. */
+export interface CommittedPayments {
+  count(id: string): Promise<number>;
+  /** Ends the pool, dropping the schema first when `drop` (the world that made it). */
+  end(drop: boolean): Promise<void>;
+}
+
+/** Counts what committed, on a plain pg pool (never through the ORM under test). */
+export function committedPayments(schema: string): CommittedPayments {
+  const pool = new pg.Pool({ connectionString: services.postgres.url, max: 2 });
+  return {
+    async count(id) {
+      const { rows } = await pool.query(`SELECT count(*) FROM "${schema}".orm_payments WHERE id = $1`, [id]);
+      return Number(rows[0].count);
+    },
+    async end(drop) {
+      try {
+        if (drop) await pool.query(`DROP SCHEMA "${schema}" CASCADE`);
+      } finally {
+        await pool.end();
+      }
+    },
+  };
+}

@@ -1,9 +1,8 @@
-import pg from 'pg';
 import { DataSource, type EntityManager, EntitySchema } from 'typeorm';
 import { TypeOrmStore } from '../../../src/orm/typeorm/index.js';
 import { services } from '../../support/services.js';
 import type { OrmFixture, OrmWorld } from '../support/fixture.js';
-import { freshSchema as freshOrmSchema } from '../support/schema.js';
+import { committedPayments, freshSchema as freshOrmSchema } from '../support/schema.js';
 
 export interface Payment {
   id: string;
@@ -33,7 +32,7 @@ export const freshSchema = (label: string): Promise<string> => freshOrmSchema('t
 
 async function world(schema: string, poolSize: number, owner: boolean): Promise<OrmWorld<EntityManager>> {
   const dataSource = await dataSourceOn(schema, poolSize);
-  const pool = new pg.Pool({ connectionString: services.postgres.url, max: 2 });
+  const committed = committedPayments(schema);
   const store = new TypeOrmStore({ dataSource, schema });
   return {
     store,
@@ -46,14 +45,10 @@ async function world(schema: string, poolSize: number, owner: boolean): Promise<
     async rawCommit(manager) {
       await manager.query('COMMIT');
     },
-    async count(id) {
-      const { rows } = await pool.query(`SELECT count(*) FROM "${schema}".orm_payments WHERE id = $1`, [id]);
-      return Number(rows[0].count);
-    },
+    count: committed.count,
     async close() {
       await dataSource.destroy();
-      if (owner) await pool.query(`DROP SCHEMA "${schema}" CASCADE`);
-      await pool.end();
+      await committed.end(owner);
     },
   };
 }
