@@ -209,6 +209,17 @@ export function describeOrmTransactional<Handle>(fixture: OrmFixture<Handle>): v
       expect(await recordOf('join-throw', 'jt-1')).toBeUndefined();
     });
 
+    it('transactionOf refuses a context without this ORM’s transaction (none, a pg client, a plain object)', async () => {
+      const client = await pool.connect();
+      try {
+        for (const context of [undefined, {}, { transaction: client }, { transaction: { query() {} } }]) {
+          expect(() => world.store.transactionOf(context)).toThrow(/no .* transaction in this context/);
+        }
+      } finally {
+        client.release();
+      }
+    });
+
     it('join refuses the database object, which is not inside a transaction', () => {
       expect(() => world.store.join(world.db as Handle)).toThrow(/transaction/);
     });
