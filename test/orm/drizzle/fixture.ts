@@ -6,8 +6,8 @@ import { drizzle } from 'drizzle-orm/node-postgres';
 import pg from 'pg';
 import type { DrizzleTransactionOf } from '../../../src/orm/drizzle/index.js';
 import { services } from '../../support/services.js';
-import { freshSchema } from '../support/schema.js';
 import type { OrmFixture } from '../support/fixture.js';
+import { freshSchema } from '../support/schema.js';
 import { drizzleWorld, type Tables, tablesIn } from './world.js';
 
 /** A Drizzle db on a pg Pool of at most `poolSize` connections, with the suite's tables in `schema`. */
