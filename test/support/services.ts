@@ -31,6 +31,12 @@ export const services = {
     start:
       'start-stop-daemon --start --oknodo --background --exec /usr/sbin/nats-server -- -a 127.0.0.1 -p 4222 -js -sd /var/lib/nats-server -l /var/log/nats-server.log',
   },
+  mariadb: {
+    url: process.env.MYSQL_URL ?? 'mysql://root@127.0.0.1:3306/test',
+    host: '127.0.0.1',
+    port: 3306,
+    start: 'start-stop-daemon --start --oknodo --background --exec /usr/sbin/mariadbd',
+  },
 } as const;
 
 export type ServiceName = keyof typeof services;
