@@ -214,6 +214,10 @@ export async function runFuzz(settings: FuzzSettings): Promise<FuzzReport> {
               }
               const earlier = result.kind === 'response' ? result.response.closes : true;
               closedBefore ||= earlier || spec.body.length > MAX_BODY_BYTES;
+              if (result.kind === 'closed' && (await refusedBeforeItsBody(server.port, spec))) {
+                figures[adapter].closedWithoutAnswer++;
+                continue;
+              }
               const response = checkAnswer(adapter, spec, result, figures[adapter], note);
               if (response === undefined) continue;
               const key = header(response, KEY_HEADER);
@@ -374,6 +378,31 @@ async function sendMalformed(
   if (result.response.status >= 500)
     fail(`answered ${result.response.status} to a malformed request`, spec.malformed ?? '');
   return result.response;
+}
+
+/**
+ * Whether a request left without an answer was refused before the server read its body, on a connection the answer
+ * closed (Fastify's 415 to a Content-Type it cannot parse, before any hook of the layer runs): the client's next
+ * write then meets a closed socket, and the reset it draws can take the answer with it (RFC 9112 §9.6 asks servers
+ * to linger; Node does not). Told by sending the same bytes again in one write on a connection of their own: a 4xx
+ * that no handler gave (no claim's key on it) and that closes the connection. Anything else stays a finding.
+ */
+export async function refusedBeforeItsBody(port: number, spec: RequestSpec): Promise<boolean> {
+  if (spec.body.length === 0) return false;
+  const connection = await open(port);
+  const [result] = await connection.exchange(
+    [{ pieces: [Buffer.concat(serialize(spec))], head: spec.method === 'HEAD' }],
+    EXCHANGE_TIMEOUT_MS,
+  );
+  connection.close();
+  if (result?.kind !== 'response') return false;
+  const { response } = result;
+  return (
+    response.status >= 400 &&
+    response.status < 500 &&
+    response.closes &&
+    header(response, KEY_HEADER) === undefined
+  );
 }
 
 /**
