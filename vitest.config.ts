@@ -10,6 +10,8 @@ const publicEntries: Record<string, string> = {
   'oncely/store': 'store.ts',
   'oncely/redis': 'stores/redis/index.ts',
   'oncely/postgres': 'stores/postgres/index.ts',
+  'oncely/mysql': 'stores/mysql/index.ts',
+  'oncely/dynamodb': 'stores/dynamodb/index.ts',
   'oncely/express': 'http/express.ts',
   'oncely/fastify': 'http/fastify.ts',
   'oncely/hono': 'http/hono.ts',
