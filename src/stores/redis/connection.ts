@@ -1,3 +1,8 @@
+/**
+ * @module The Redis store's connection policy: refuse a call at once while the client reconnects (rather than let
+ * ioredis queue it to run after the caller gave up), wait a little for a connection being established, and turn
+ * driver errors into oncely errors.
+ */
 import { CorruptRecordError, isOncelyError, StoreUnavailableError } from '../../core/errors.js';
 import type { RedisClient } from './scripts.js';
 

@@ -1,3 +1,7 @@
+/**
+ * @module Where the Redis store's client points, as telemetry names it (`db.system.name`, server address and port,
+ * the database number), read from the client's options without a round trip.
+ */
 import type { StoreEndpoint } from '../../core/store.js';
 import { isCluster, type RedisClient } from './scripts.js';
 

@@ -1,4 +1,8 @@
 /**
+ * @module Where the Redis store keeps things: the names of records, completion channels and the SCAN pattern, all
+ * derived from the prefix in one place, so every part of the store (scripts, inspector, stats) agrees on them.
+ */
+/**
  * Where a record lives in Redis. One STRING per record at `<prefix>:{<key>}` (oncely 0.1 kept a HASH there): the
  * braces are a hash tag, so any helper key a future script adds for the same record lands in the same Cluster
  * slot, while different records spread over all slots. Completion notices go out on `<prefix>:settled:<key>`

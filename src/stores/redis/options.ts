@@ -1,3 +1,7 @@
+/**
+ * @module The Redis store's options, their defaults, and their checks: every option is validated once, when the
+ * store is built, so a bad one fails at startup with a message that says what to pass, never on a request.
+ */
 import { InvalidOptionsError } from '../../core/errors.js';
 import { knownOptions, optionalFunction, wholeNumber } from '../../core/validate.js';
 import type { RedisClient } from './scripts.js';

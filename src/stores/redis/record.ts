@@ -1,3 +1,8 @@
+/**
+ * @module The bytes of a Redis record, read and written on the TypeScript side: the scripts only unpack the fixed
+ * header and fingerprint, while the outcome (status, headers through static tables, body) is encoded and decoded
+ * here alone, so its format has one owner.
+ */
 import { CorruptRecordError, InvalidOptionsError } from '../../core/errors.js';
 import type {
   BodyEncoding,

@@ -1,3 +1,7 @@
+/**
+ * @module Script replies into typed results: each Lua script's return codes decoded in one place, so an unexpected
+ * reply (a foreign writer, a truncated field) becomes a `CorruptRecordError` rather than a wrong answer.
+ */
 import { CorruptRecordError } from '../../core/errors.js';
 import type { BeginResult, KeyRecord, TransitionResult } from '../../core/store.js';
 import { decodeRecord, decodeReplay } from './record.js';

@@ -1,3 +1,7 @@
+/**
+ * @module `RedisStore.stats()`: counts of records by state and their memory, from a SCAN bounded by the keys it
+ * walks, so a survey stays safe on a busy server where oncely's keys are few among many.
+ */
 import type { Redis } from 'ioredis';
 import type { StoreStats } from '../../core/store.js';
 import { KeyBudget, scanWithin } from './bounded-scan.js';

@@ -1,3 +1,8 @@
+/**
+ * @module The Redis store: each transition of the state machine one Lua script on the record's key, behind the
+ * `Store` contract. Options, record bytes, replies, waiting and stats each have a file of their own beside it; this
+ * one wires them together.
+ */
 import { StoreUnavailableError } from '../../core/errors.js';
 import type { StoreInspector } from '../../core/inspection.js';
 import type {

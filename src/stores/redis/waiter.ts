@@ -1,3 +1,7 @@
+/**
+ * @module How the Redis store's `waitFor` learns that a key settled: one shared pub/sub subscriber with a channel
+ * per waited-on key, and a re-check of the record, since pub/sub loses notices sent while the subscriber reconnects.
+ */
 import type { WaitForOptions } from '../../core/store.js';
 import type { RedisClient } from './scripts.js';
 
