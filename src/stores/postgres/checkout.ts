@@ -1,3 +1,7 @@
+/**
+ * @module Taking a client from the caller's pool without a window in which an 'error' event could crash the process:
+ * the one way every part of the store checks a connection out.
+ */
 import type { Pool, PoolClient } from 'pg';
 
 /**

@@ -1,3 +1,8 @@
+/**
+ * @module `transactionOf(context)`: how code running under a transactional claim reaches the claim's own `pg`
+ * client, so its writes commit or roll back with the key's record; refused, with a typed error, where there is no
+ * such transaction.
+ */
 import type { Client } from 'pg';
 import { InvalidOptionsError } from '../../core/errors.js';
 

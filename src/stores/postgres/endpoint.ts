@@ -1,3 +1,7 @@
+/**
+ * @module Where the PostgreSQL store's pool or client points, as telemetry names it (address, port, database,
+ * table), read from the caller's configuration without connecting.
+ */
 import type { Client, Pool } from 'pg';
 import type { StoreEndpoint } from '../../core/store.js';
 

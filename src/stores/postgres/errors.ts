@@ -1,3 +1,8 @@
+/**
+ * @module The PostgreSQL store's failures as oncely errors: the SQLSTATEs the store acts on (lock timeout,
+ * serialization conflict) and `storeError`, which keeps the driver's error as `cause` and adds a hint for the usual
+ * setup mistakes.
+ */
 import { isOncelyError, type OncelyError, StoreUnavailableError } from '../../core/errors.js';
 
 /** The SQLSTATE of a PostgreSQL error (the server's `code`), or undefined for network and driver errors. */

@@ -1,3 +1,7 @@
+/**
+ * @module `oncely/postgres`: the PostgreSQL store, its transactional mode with `transactionOf`, and the schema
+ * migration (`migrate`, `schemaFor`).
+ */
 export { transactionOf } from './context.js';
 export { type MigrateOptions, migrate, schemaFor } from './migrate.js';
 export type { PostgresStoreOptions } from './options.js';

@@ -1,3 +1,7 @@
+/**
+ * @module The PostgreSQL store's LISTEN side of `waitFor`: one listening connection shared by every waiter, woken by
+ * the NOTIFY of complete, release and delete. Only a hint that shortens a wait; polling stays the guarantee.
+ */
 import type { Client, Notification, Pool, PoolClient } from 'pg';
 import { checkout } from './checkout.js';
 import { quoteIdentifier } from './sql.js';

@@ -1,3 +1,7 @@
+/**
+ * @module The PostgreSQL store's schema: `schemaFor` renders the DDL for review or a migration tool of one's own,
+ * `migrate` applies it under an advisory lock so several processes starting at once take turns.
+ */
 import type { Client, Pool, PoolClient } from 'pg';
 import { InvalidOptionsError } from '../../core/errors.js';
 import { knownOptions } from '../../core/validate.js';

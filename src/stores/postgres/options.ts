@@ -1,3 +1,7 @@
+/**
+ * @module The PostgreSQL store's options, their defaults, and their checks: validated once when the store is built,
+ * so a bad pool, name or flag fails at startup with a message that says what to pass instead.
+ */
 import type { Client, Pool } from 'pg';
 import { InvalidOptionsError } from '../../core/errors.js';
 import { sqlName } from '../../core/sql-names.js';

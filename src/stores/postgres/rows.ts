@@ -1,3 +1,8 @@
+/**
+ * @module The PostgreSQL store's rows into typed results and inputs into statement parameters: the store parses
+ * every column it reads with its own type parsers, so a user's global `pg.types` settings cannot change what it
+ * sees, and a malformed row becomes a `CorruptRecordError`.
+ */
 import { CorruptRecordError } from '../../core/errors.js';
 import { checkLabel } from '../../core/label.js';
 import type {

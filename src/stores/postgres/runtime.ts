@@ -1,3 +1,8 @@
+/**
+ * @module What a PostgreSQL store and its transactional views share: where queries go, the table's statements,
+ * prepared-statement names, and running a statement with the store's type parsers, retrying a serialization conflict
+ * and reporting failures as store errors.
+ */
 import { createHash } from 'node:crypto';
 import type { Client, Pool, PoolClient, QueryConfig, QueryResult } from 'pg';
 import { checkout } from './checkout.js';

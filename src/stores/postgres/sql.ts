@@ -1,3 +1,7 @@
+/**
+ * @module The PostgreSQL store's statements for one table: the embedded `sql/*.sql` files rendered with the quoted
+ * schema and table, comments stripped, and the quoting and inlining used where statements travel without parameters.
+ */
 import { createHash } from 'node:crypto';
 import { quoteIdentifier } from '../../core/sql-names.js';
 import beginSql from './sql/begin.sql.generated.js';

@@ -1,3 +1,8 @@
+/**
+ * @module The PostgreSQL store: one row per key, every transition one statement timed by the server's clock, behind
+ * the `Store` contract. Options, statements, rows, waiting and the transactional mode each have a file of their own
+ * beside it; this one wires them together.
+ */
 import { StoreUnavailableError } from '../../core/errors.js';
 import type { StoreInspector } from '../../core/inspection.js';
 import type {

@@ -1,3 +1,8 @@
+/**
+ * @module Transactional mode's claim and its end: `BEGIN; claim` sent as one message with a bounded lock wait, the
+ * connection held with its transaction open while the user's code runs, then `complete; COMMIT` or a rollback, each
+ * at most once.
+ */
 import type { Client, PoolClient } from 'pg';
 import { LeaseLostError, StoreUnavailableError, TransactionEscapedError } from '../../core/errors.js';
 import type {

@@ -1,3 +1,8 @@
+/**
+ * @module A transactional claim's guard against code that ends the claim's transaction itself (its own `BEGIN …
+ * COMMIT`, a bare `COMMIT`): told from the connection's protocol stream without a round trip, so the claim is not
+ * completed over effects that no longer commit with it.
+ */
 import type { Client, PoolClient } from 'pg';
 
 // PostgreSQL's warnings when transaction control runs where it does not fit: BEGIN inside a transaction (25001,

@@ -1,3 +1,8 @@
+/**
+ * @module The PostgreSQL store in transactional mode (`store.transactional()`): claims go through
+ * `beginTransaction`, so a key's record commits or rolls back with the caller's own writes; every other method is
+ * the base store's.
+ */
 import type { Client, PoolClient } from 'pg';
 import { InvalidOptionsError } from '../../core/errors.js';
 import type { StoreInspector } from '../../core/inspection.js';
