@@ -1,3 +1,8 @@
+/**
+ * @module `idempotent(fn, options)`: the engine behind a plain function call rather than an HTTP request, for jobs,
+ * scripts and message handlers: results are encoded by a codec, keys scoped by the function's name, and the stored
+ * value replayed to later calls with the same key.
+ */
 import type { ExecutionContext } from './core/claim.js';
 import { type Codec, structuredCodec } from './core/codec.js';
 import { Engine } from './core/engine.js';

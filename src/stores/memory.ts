@@ -1,3 +1,8 @@
+/**
+ * @module The in-memory store: the `Store` contract in one process, atomic because each transition runs
+ * synchronously within one turn of the event loop. It is the default of `idempotent()`, the reference the other
+ * stores are held to, and refused under `NODE_ENV=production` unless asked for by name.
+ */
 import { InvalidOptionsError } from '../core/errors.js';
 import type { StoreInspector } from '../core/inspection.js';
 import { checkLabel } from '../core/label.js';
