@@ -1,3 +1,8 @@
+/**
+ * @module `oncely/otel` for the engine: one span per execution (a child of the caller's active span) with a child
+ * span per store call, the engine's events as span events and its outcome as an attribute, and the request, claim,
+ * replay and store-duration metrics.
+ */
 import {
   type Attributes,
   type Context,

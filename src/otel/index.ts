@@ -1,7 +1,7 @@
 /**
- * `oncely/otel`: OpenTelemetry traces and metrics for the engine, the HTTP adapters, the inbox and the outbox.
- * Needs `@opentelemetry/api` (an optional peer); what records and exports is the SDK the application registers.
- * See docs/operations.md for every span, attribute and metric.
+ * @module `oncely/otel`: OpenTelemetry traces and metrics for the engine, the HTTP adapters, the inbox and the
+ * outbox. Needs `@opentelemetry/api` (an optional peer); what records and exports is the SDK the application
+ * registers. See docs/operations.md for every span, attribute and metric.
  */
 import type { MeterProvider, TracerProvider } from '@opentelemetry/api';
 import { InvalidOptionsError } from '../core/errors.js';

@@ -1,3 +1,8 @@
+/**
+ * @module Where `oncely/otel` gets its tracer, meter and instruments: made at first use, with the global meter
+ * provider looked up again until the SDK has registered one, since the metrics API has no proxy and an early meter
+ * would stay a no-op.
+ */
 import {
   type Counter,
   createNoopMeter,

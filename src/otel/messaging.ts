@@ -1,3 +1,8 @@
+/**
+ * @module `oncely/otel` for messaging: the inbox's CONSUMER span per delivery, continuing the trace the message
+ * carries, and the relay's PRODUCER span per publish attempt, linked to the trace that wrote the event, with the
+ * inbox and outbox metrics beside them.
+ */
 import {
   type Attributes,
   context,

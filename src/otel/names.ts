@@ -1,6 +1,6 @@
 /**
- * Every span attribute and metric `oncely/otel` emits, in one place: docs/operations.md documents this table and
- * test/otel checks the emitted names against it. Names follow OpenTelemetry's conventions: `oncely.*` for our
+ * @module Every span attribute and metric `oncely/otel` emits, in one place: docs/operations.md documents this table
+ * and test/otel checks the emitted names against it. Names follow OpenTelemetry's conventions: `oncely.*` for our
  * own, the semantic conventions' `db.*`, `server.*`, `messaging.*` and `error.type` where they apply; durations in
  * seconds (`s`), counts in curly-brace units.
  */

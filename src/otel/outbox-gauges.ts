@@ -1,3 +1,7 @@
+/**
+ * @module `observeOutbox`: the outbox table's backlog, oldest pending age and dead letters as observable gauges,
+ * counted once per metric collection rather than per event.
+ */
 import { type Attributes, diag, type Meter } from '@opentelemetry/api';
 import { outboxStats } from '../messaging/outbox/maintenance.js';
 import type { Queryable } from '../messaging/outbox/table.js';

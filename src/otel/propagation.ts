@@ -1,3 +1,8 @@
+/**
+ * @module Trace context across the outbox: the active context written into an event's headers when it is added, and
+ * read back from a message's headers when it is consumed, through the registered propagator or, without one, W3C
+ * `traceparent` itself.
+ */
 import {
   type Context,
   context,

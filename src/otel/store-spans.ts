@@ -1,3 +1,8 @@
+/**
+ * @module How a store call looks in a trace: span names, kinds and attributes worked out once per engine from the
+ * store's endpoint, after OpenTelemetry's database conventions where the store names its database, and the
+ * `error.type` of a failed call.
+ */
 import { type Attributes, SpanKind } from '@opentelemetry/api';
 import type { StoreOperation } from '../core/instrumentation.js';
 import type { Store, StoreEndpoint } from '../core/store.js';
