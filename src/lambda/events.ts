@@ -1,9 +1,9 @@
 /**
- * The parts of AWS Lambda's event, result and context shapes that oncely reads, declared here rather than taken
- * from `@types/aws-lambda`: users who do not install those types are not made to, and those who do pass their
- * `APIGatewayProxyEvent`, `APIGatewayProxyEventV2`, `LambdaFunctionURLEvent`, `SQSEvent` and `Context` as they
- * are (`test/lambda/types.test.ts` checks each against the real declarations). Every field read is optional
- * where AWS may leave it out, and nullable where AWS sends `null`.
+ * @module The parts of AWS Lambda's event, result and context shapes that oncely reads, declared here rather than
+ * taken from `@types/aws-lambda`: users who do not install those types are not made to, and those who do pass their
+ * `APIGatewayProxyEvent`, `APIGatewayProxyEventV2`, `LambdaFunctionURLEvent`, `SQSEvent` and `Context` as they are
+ * (`test/lambda/types.test.ts` checks each against the real declarations). Every field read is optional where AWS
+ * may leave it out, and nullable where AWS sends `null`.
  */
 
 type Headers = Readonly<Record<string, string | undefined>>;

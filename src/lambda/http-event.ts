@@ -1,3 +1,8 @@
+/**
+ * @module An API Gateway or Function URL event read as the HTTP flow reads a request (method, route, target,
+ * headers, body bytes) in either payload format, and the default scope of Lambda requests, which takes the principal
+ * API Gateway authenticated in place of per-request credentials.
+ */
 import { InvalidOptionsError } from '../core/errors.js';
 import { defaultScopeWith, pathOf, type RequestView, type ScopeNotices } from '../http/scope.js';
 import type { HttpApiEvent, HttpEvent, RestApiEvent } from './events.js';

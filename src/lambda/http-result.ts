@@ -1,3 +1,8 @@
+/**
+ * @module A Lambda HTTP handler's result and the layer's own answers, in both directions: the result a handler
+ * returns (REST or HTTP API format, base64 bodies, multi-value headers and cookies) as the outcome to store, and a
+ * stored outcome or a 4xx/503 answer as the result its format expects.
+ */
 import type { Outcome } from '../core/record.js';
 import type { HeaderPairs } from '../core/store.js';
 import { groupHeaders } from '../http/header-pairs.js';

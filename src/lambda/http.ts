@@ -1,3 +1,7 @@
+/**
+ * @module `idempotency(options)`: the Lambda HTTP layer as a handler wrapper for API Gateway (REST and HTTP APIs)
+ * and Function URLs, for handlers written without Middy.
+ */
 import { InvalidOptionsError } from '../core/errors.js';
 import type { AnswerFor, HttpEvent, LambdaContext } from './events.js';
 import { LambdaHttp, type LambdaIdempotencyContext, type LambdaIdempotencyOptions } from './invocation.js';

@@ -1,3 +1,8 @@
+/**
+ * @module The core of the Lambda HTTP layer, shared by the wrapper (`idempotency`) and the Middy middleware: one
+ * invocation's claim from start to finish through the same `HttpIdempotency` as every HTTP adapter, and
+ * `idempotencyOf(context)`, the handler's way to its claim.
+ */
 import { InvalidOptionsError } from '../core/errors.js';
 import type { IdempotencyContext } from '../http/context.js';
 import { HttpIdempotency, type Running } from '../http/flow.js';

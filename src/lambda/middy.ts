@@ -1,3 +1,7 @@
+/**
+ * @module `middyIdempotency`: the Lambda HTTP layer as a Middy middleware, with the same answers as the plain
+ * wrapper, for handlers already built with Middy.
+ */
 import type { AnswerFor, HttpEvent, LambdaContext } from './events.js';
 import { LambdaHttp, type LambdaIdempotencyOptions, type OwnedInvocation } from './invocation.js';
 

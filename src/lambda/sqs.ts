@@ -1,3 +1,7 @@
+/**
+ * @module `sqsIdempotency`: SQS batches through the inbox, one claim per record, answered with a partial batch
+ * response so only the records that failed are delivered again.
+ */
 import { ENGINE_OPTION_NAMES } from '../core/engine-options.js';
 import { InvalidOptionsError } from '../core/errors.js';
 import { knownOptions, optionalFunction } from '../core/validate.js';
