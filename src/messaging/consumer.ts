@@ -1,3 +1,8 @@
+/**
+ * @module The inbox (`Inbox`): a message handled at most once per scope whatever its broker's redeliveries, by
+ * claiming its id through the engine, and parked once it keeps crashing its consumer. Every broker consumer and the
+ * SQS layer build on it.
+ */
 import type { ExecutionContext } from '../core/claim.js';
 import { PARKED_MARK } from '../core/clear-marks.js';
 import { type Codec, structuredCodec } from '../core/codec.js';

@@ -1,13 +1,12 @@
+/**
+ * @module The messaging side of the instrumentation hook (`otel()` from `oncely/otel` implements all of it): the
+ * outbox saves the caller's trace context with each event, the relay reports each publish, the inbox each delivery.
+ * Every method must be cheap and must not throw.
+ */
 import { InvalidOptionsError } from '../core/errors.js';
 import type { Instrumentation } from '../core/instrumentation.js';
 import type { RelayEvent } from './outbox/relay-events.js';
 import type { OutboxMessage } from './publisher.js';
-
-/**
- * The messaging side of the instrumentation hook (`otel()` from `oncely/otel` implements all of it): the outbox
- * saves the caller's trace context with each event, the relay reports each publish, the inbox each delivery.
- * Every method must be cheap and must not throw.
- */
 
 /** Where a delivery came from, for telemetry: the broker and the stream, subject or queue it was read from. */
 export interface MessageSource {

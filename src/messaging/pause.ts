@@ -1,4 +1,6 @@
-// The one sleep of the messaging loops: cut short by their stop signal, so shutdown never waits out a pause.
+/**
+ * @module The one sleep of the messaging loops: cut short by their stop signal, so shutdown never waits out a pause.
+ */
 /** Waits `ms`, or less when `signal` is aborted. */
 export function pause(ms: number, signal: AbortSignal): Promise<void> {
   if (signal.aborted) return Promise.resolve();

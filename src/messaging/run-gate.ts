@@ -1,4 +1,8 @@
 /**
+ * @module The inbox's in-process lock (`RunGate`): messages run side by side, except one being redelivered, which
+ * runs alone, so a message that crashes the process takes no innocent message's attempt with it.
+ */
+/**
  * Shared runs and exclusive runs within one process (a first-in, first-out readers–writer lock). The inbox runs
  * a message that is being redelivered exclusively: if it is the one that crashed the process, nothing else is in
  * flight when it crashes again, so only its own attempt counter rises and innocent messages are never parked.

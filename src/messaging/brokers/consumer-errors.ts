@@ -1,4 +1,8 @@
 /**
+ * @module How a broker consumer reports the errors it recovers from by itself: to the caller's `onError`, or else as
+ * one process warning per run of failures, so an outage is neither silent nor a line per retry.
+ */
+/**
  * Receives an error a consumer recovered from by itself (the message stays unacknowledged and comes back, the
  * loop tries again): `operation` says which step failed. For logs and alerts; the consumer keeps going.
  */

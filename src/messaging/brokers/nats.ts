@@ -1,5 +1,5 @@
 /**
- * `oncely/nats`: NATS JetStream publisher for the outbox relay (`Nats-Msg-Id` = outbox id) and an idempotent
+ * @module `oncely/nats`: NATS JetStream publisher for the outbox relay (`Nats-Msg-Id` = outbox id) and an idempotent
  * pull-consumer helper. Needs `@nats-io/jetstream`.
  */
 export {

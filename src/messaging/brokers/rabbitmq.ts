@@ -1,6 +1,6 @@
 /**
- * `oncely/rabbitmq`: RabbitMQ publisher for the outbox relay (confirm channel, persistent, `message-id` = outbox
- * id) and an idempotent consumer helper. Needs `amqplib`.
+ * @module `oncely/rabbitmq`: RabbitMQ publisher for the outbox relay (confirm channel, persistent, `message-id` =
+ * outbox id) and an idempotent consumer helper. Needs `amqplib`.
  */
 export {
   actionFor,

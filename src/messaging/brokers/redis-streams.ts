@@ -1,6 +1,6 @@
 /**
- * `oncely/redis-streams`: Redis Streams publisher for the outbox relay (XADD, the outbox id in `oncely-id`), an
- * idempotent consumer-group helper (XREADGROUP / XACK / XAUTOCLAIM), and an explicitly at-most-once pub/sub
+ * @module `oncely/redis-streams`: Redis Streams publisher for the outbox relay (XADD, the outbox id in `oncely-id`),
+ * an idempotent consumer-group helper (XREADGROUP / XACK / XAUTOCLAIM), and an explicitly at-most-once pub/sub
  * notifier. Needs `ioredis`.
  */
 export {

@@ -1,3 +1,7 @@
+/**
+ * @module When a message the inbox did not settle comes back, for every broker consumer alike: after the other
+ * holder's lease for `busy`, after an exponential delay per attempt for `failed`.
+ */
 import type { InboxOutcome } from '../consumer.js';
 
 /**

@@ -1,3 +1,7 @@
+/**
+ * @module The relay's retry timing: per-message delays (exponential with equal jitter) and the retry horizon, the
+ * longest span between a message's first and last publish, against which a broker's deduplication window is checked.
+ */
 import { InvalidOptionsError } from '../../core/errors.js';
 import { knownOptions, wholeNumber } from '../../core/validate.js';
 

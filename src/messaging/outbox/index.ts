@@ -1,6 +1,6 @@
 /**
- * `oncely/outbox`: the transactional outbox on PostgreSQL. Write events with `outbox.add(client, event)` inside
- * your transaction; run one or more `OutboxRelay`s to publish them through a `Publisher` (`oncely/nats`,
+ * @module `oncely/outbox`: the transactional outbox on PostgreSQL. Write events with `outbox.add(client, event)`
+ * inside your transaction; run one or more `OutboxRelay`s to publish them through a `Publisher` (`oncely/nats`,
  * `oncely/rabbitmq`, `oncely/redis-streams`, or your own). Needs `pg`.
  */
 export type {

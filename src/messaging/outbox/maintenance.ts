@@ -1,3 +1,7 @@
+/**
+ * @module Outbox housekeeping beside the relay: `purgePublished` removes kept rows in bounded batches, and
+ * `outboxStats` counts rows by state for `oncely stats`, the dashboard and the gauges.
+ */
 import { knownOptions, wholeNumber } from '../../core/validate.js';
 import { outboxStatements } from './sql.js';
 import { outboxTable, type Queryable, type SchemaOptions } from './table.js';

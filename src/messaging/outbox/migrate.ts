@@ -1,3 +1,7 @@
+/**
+ * @module `migrate` for the outbox: the schema, the `oncely_outbox` table and its indexes created or upgraded in one
+ * transaction, safe on every start and from several processes at once.
+ */
 import type { PoolClient } from 'pg';
 import { migrationScript } from './sql.js';
 import { outboxTable, type Queryable, type SchemaOptions } from './table.js';

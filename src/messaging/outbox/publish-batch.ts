@@ -1,3 +1,7 @@
+/**
+ * @module One claimed batch handed to the publisher: rows as messages, publishes run with bounded concurrency and a
+ * timeout each, and an outcome for every row, so none is left undecided when the batch settles.
+ */
 import type { PublishOutcome, RelayProbe } from '../instrumentation.js';
 import type { OutboxMessage, Publisher } from '../publisher.js';
 import type { ClaimedRow } from './sql.js';

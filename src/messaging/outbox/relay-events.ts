@@ -1,3 +1,7 @@
+/**
+ * @module What an `OutboxRelay` reports through `onEvent` (batches published, failures retried or dead-lettered,
+ * rows fenced or handed back, a broker outage, purges, errors and warnings), for logs and alerts.
+ */
 /** What a relay reports through `onEvent`. Ids are outbox ids (as text). */
 export type RelayEvent =
   /** A batch went through. `maxAgeMs`: time from the oldest row's insert to its confirmation (relay clock). */

@@ -1,3 +1,7 @@
+/**
+ * @module The relay's options, their defaults, and their checks: validated once when the relay is built, including
+ * how they bound each other (a publish timeout within the lease).
+ */
 import type { Pool } from 'pg';
 import { InvalidOptionsError } from '../../core/errors.js';
 import { knownOptions, wholeNumber } from '../../core/validate.js';

@@ -1,3 +1,8 @@
+/**
+ * @module `OutboxRelay`: the loop that publishes outbox rows, claiming a batch under a lease in one short statement,
+ * publishing it outside any transaction, then marking, retrying or dead-lettering each row; several relays may run
+ * against one table.
+ */
 import { randomUUID } from 'node:crypto';
 import { InvalidOptionsError } from '../../core/errors.js';
 import { wholeNumber } from '../../core/validate.js';

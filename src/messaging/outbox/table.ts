@@ -1,3 +1,7 @@
+/**
+ * @module Where an outbox lives and what it runs queries on: the `schema` option every outbox function takes, the
+ * qualified table name, the NOTIFY channel, and `Queryable`, the caller's `pg` client, pool or transaction.
+ */
 import type { QueryResult, QueryResultRow } from 'pg';
 import { InvalidOptionsError } from '../../core/errors.js';
 

@@ -1,3 +1,7 @@
+/**
+ * @module The `topics` option shared by the relay and the maintenance functions, which lets applications share one
+ * outbox table: checked once, and an empty list refused rather than guessed at.
+ */
 import { InvalidOptionsError } from '../../core/errors.js';
 
 /** The `topics` option of the relay and of the maintenance functions: which topics of the table are theirs. */

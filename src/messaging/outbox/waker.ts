@@ -1,3 +1,7 @@
+/**
+ * @module How an idle relay waits: a poll sleep cut short by a NOTIFY for its table on one held LISTEN connection.
+ * The notice is only a hint; the polling is what delivers.
+ */
 import type { Notification, Pool, PoolClient } from 'pg';
 import { NOTIFY_CHANNEL } from './table.js';
 

@@ -1,3 +1,8 @@
+/**
+ * @module `Outbox.add` (and the default `outbox`): an event written into the outbox table inside the caller's own
+ * transaction, through a `pg` client or any ORM's transaction object, so it exists exactly when the business writes
+ * commit.
+ */
 import { InvalidOptionsError } from '../../core/errors.js';
 import { knownOptions } from '../../core/validate.js';
 import { handleKindOf } from '../../orm/handles.js';

@@ -1,3 +1,7 @@
+/**
+ * @module `consumeIdempotently` for NATS JetStream: a pull consumer's messages through an `Inbox`, settled with
+ * `ack`, `nak` with a delay, or `term`, and kept alive with `working()` while a handler runs past the ack wait.
+ */
 import type { Consumer, ConsumerMessages, JsMsg } from '@nats-io/jetstream';
 import { InvalidOptionsError } from '../../../core/errors.js';
 import { optionalFunction, wholeNumber } from '../../../core/validate.js';

@@ -1,3 +1,8 @@
+/**
+ * @module `NatsPublisher`: the outbox relay's publisher for NATS JetStream, which deduplicates retried publishes by
+ * `Nats-Msg-Id` (the outbox id) within the stream's duplicate window, checked once per stream against the relay's
+ * retry horizon.
+ */
 import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
 import { headers as natsHeaders } from '@nats-io/nats-core';
 import { InvalidOptionsError } from '../../../core/errors.js';

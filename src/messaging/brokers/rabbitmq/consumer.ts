@@ -1,3 +1,8 @@
+/**
+ * @module `consumeIdempotently` for RabbitMQ: a queue's messages through an `Inbox`, settled with `ack`, a delayed
+ * requeue, or a `nack` to the queue's dead-letter exchange; messages waiting for their requeue go back to the queue
+ * on `stop()`.
+ */
 import type { Channel, ConsumeMessage } from 'amqplib';
 import { InvalidOptionsError } from '../../../core/errors.js';
 import { optionalFunction, wholeNumber } from '../../../core/validate.js';

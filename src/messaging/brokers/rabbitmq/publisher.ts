@@ -1,3 +1,8 @@
+/**
+ * @module `RabbitMqPublisher`: the outbox relay's publisher for RabbitMQ, through a confirm channel with `mandatory`
+ * set, so a publish counts only once the broker confirmed and routed it; a channel given as a function is made
+ * again after it closes.
+ */
 import type { ConfirmChannel, Message } from 'amqplib';
 import { InvalidOptionsError } from '../../../core/errors.js';
 import { knownOptions, optionalFunction } from '../../../core/validate.js';

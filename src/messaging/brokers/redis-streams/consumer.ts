@@ -1,3 +1,8 @@
+/**
+ * @module `consumeIdempotently` for Redis Streams: a consumer group's entries through an `Inbox`, with XREADGROUP
+ * for new entries, XAUTOCLAIM for those a crashed consumer left pending (and for retries), XACK once the outcome is
+ * stored, and a dead-letter stream for parked entries.
+ */
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { InvalidOptionsError } from '../../../core/errors.js';

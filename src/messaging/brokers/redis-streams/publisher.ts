@@ -1,3 +1,8 @@
+/**
+ * @module The Redis Streams publishers: `RedisStreamsPublisher` for the outbox relay (XADD, the outbox id in
+ * `oncely-id` for the consumer's inbox to deduplicate on) and `RedisPubSubNotifier`, an explicitly at-most-once
+ * notifier over pub/sub.
+ */
 import type { Cluster, Redis } from 'ioredis';
 import { InvalidOptionsError } from '../../../core/errors.js';
 import { knownOptions, optionalFunction, wholeNumber } from '../../../core/validate.js';

@@ -1,3 +1,8 @@
+/**
+ * @module Waiting for the Redis Streams consumer's own client to take commands, since its offline queue is off and a
+ * command sent early just fails: connects a lazy client, and tells a client that is down (report and wait again)
+ * from one that was closed (only its owner can reopen it).
+ */
 import type { Redis } from 'ioredis';
 
 /**

@@ -1,3 +1,7 @@
+/**
+ * @module XREADGROUP and XAUTOCLAIM replies read the same whichever protocol the caller's client speaks (RESP2, or
+ * RESP3 with either `replyMapping`), so the consumer takes any ioredis client as it is configured.
+ */
 import { parseEntry, type StreamEntry } from './fields.js';
 
 /**
