@@ -1,3 +1,7 @@
+/**
+ * @module The Nest layer's decorators: `@Idempotent()` to mark handlers or controllers, `@IdempotencyStatus()` for
+ * the status route of long-running requests, and `@IdempotencyClaim()` to hand a handler its claim.
+ */
 import { applyDecorators, createParamDecorator, SetMetadata, UseInterceptors } from '@nestjs/common';
 import { InvalidOptionsError } from '../core/errors.js';
 import { knownOptions } from '../core/validate.js';

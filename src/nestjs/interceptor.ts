@@ -1,3 +1,8 @@
+/**
+ * @module `IdempotencyInterceptor`: the Nest layer's request path, which drives the same flow as every oncely HTTP
+ * adapter for the handlers `@Idempotent()` marks, and holds the response until it is stored so a replay is byte for
+ * byte what was sent.
+ */
 import {
   type CallHandler,
   type ExecutionContext,

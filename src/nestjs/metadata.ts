@@ -1,3 +1,7 @@
+/**
+ * @module The names the Nest layer's pieces share: its option types, the injection token of the module's options,
+ * and the metadata keys the decorators write and the interceptor reads.
+ */
 import type { HttpIdempotencyOptions, RouteOptions } from '../http/options.js';
 import type { NestRequest } from './exchange.js';
 

@@ -1,3 +1,8 @@
+/**
+ * @module `OncelyModule`: the idempotency layer as a global Nest module, configured once in the root module
+ * (`forRoot`, or `forRootAsync` with injected dependencies) and providing the routes registry and the interceptor to
+ * every controller.
+ */
 import {
   type DynamicModule,
   type FactoryProvider,

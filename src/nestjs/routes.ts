@@ -1,3 +1,7 @@
+/**
+ * @module The registry behind the Nest layer: the engine and each decorated handler's resolved options, checked when
+ * the application initializes, so bad options fail `app.init()` rather than a request.
+ */
 import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
 import { DiscoveryService, MetadataScanner, Reflector } from '@nestjs/core';
 import { InvalidOptionsError, isInvalidOptionsError } from '../core/errors.js';
