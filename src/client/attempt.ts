@@ -1,3 +1,7 @@
+/**
+ * @module One attempt of the client: a fetch raced against the attempt's abort, so a limit holds even for a fetch
+ * that ignores its signal, and its outcome as an answer, a network failure or an abort.
+ */
 import type { FetchFunction } from './options.js';
 import type { AbortCause, AttemptSignal } from './signals.js';
 

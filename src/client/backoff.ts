@@ -1,3 +1,7 @@
+/**
+ * @module How long the client waits between attempts: exponential backoff with full jitter, with a server's
+ * `Retry-After` taken as a floor (capped), so clients that failed together come back spread out.
+ */
 /** The waiting side of the retry policy, in milliseconds. */
 export interface BackoffPolicy {
   /** Ceiling of the first retry's jitter window; it doubles with each retry. */

@@ -1,3 +1,7 @@
+/**
+ * @module Request bodies made replayable once, before the first attempt, so every retry sends exactly the bytes and
+ * `Content-Type` the first one sent (a stream reads once, `FormData` draws a new boundary each time).
+ */
 import { BodyNotReplayableError } from './errors.js';
 
 /** A body every attempt can send again, byte for byte, and the media type fetch would have derived for it. */

@@ -1,3 +1,7 @@
+/**
+ * @module `createClient(options).fetch(url, init)`: the client's loop, one key for all attempts of an operation,
+ * each answer judged final or retried under the retry policy, within the call's deadline and attempt limits.
+ */
 import { InvalidOptionsError } from '../core/errors.js';
 import { type Attempt, runAttempt } from './attempt.js';
 import { retryDelayMs } from './backoff.js';

@@ -1,11 +1,10 @@
-import { OncelyError } from '../core/errors.js';
-
 /**
- * The client's errors, in the library's shape: an `OncelyError` with a stable `code`, a literal `name`, `cause`, and
- * an `isX()` guard that matches on `name` (so it works across duplicated copies of the package). Each one that
- * gives up on a request carries its `key`: the outcome is not known to the caller yet, and a later call with the
- * same key gets the server's answer (a replay) instead of doing the work twice.
+ * @module The client's errors, in the library's shape: an `OncelyError` with a stable `code`, a literal `name`,
+ * `cause`, and an `isX()` guard that matches on `name` (so it works across duplicated copies of the package). Each
+ * one that gives up on a request carries its `key`: the outcome is not known to the caller yet, and a later call
+ * with the same key gets the server's answer (a replay) instead of doing the work twice.
  */
+import { OncelyError } from '../core/errors.js';
 
 /** An RFC 9457 problem object as the server sent it (extension members included). */
 export interface ProblemDetails {

@@ -1,5 +1,7 @@
-// oncely/client: the caller's half of the Idempotency-Key protocol. Web APIs only (fetch, AbortSignal, timers), so
-// it runs in Node, browsers, Deno, Bun and workers; nothing here imports from node:.
+/**
+ * @module `oncely/client`: the caller's half of the Idempotency-Key protocol. Web APIs only (fetch, AbortSignal,
+ * timers), so it runs in Node, browsers, Deno, Bun and workers; nothing here imports from node:.
+ */
 // The declarations name fetch's types (Response, RequestInit, URL): the directive, kept in the .d.ts, loads them
 // from TypeScript's DOM lib for consumers whose tsconfig has neither that lib nor Node's types (types: []).
 /// <reference lib="dom" preserve="true" />

@@ -1,3 +1,8 @@
+/**
+ * @module Telling the layer's refusal of a key (a 400/422 problem of type `key-reused`, `key-missing`,
+ * `key-malformed`) apart from the application's own 4xx answers, so the caller gets a `KeyRejectedError` rather than
+ * a response that looks like the operation's result.
+ */
 import { KeyRejectedError, type KeyRejection, type ProblemDetails } from './errors.js';
 
 /** The problem types (anchors of docs/errors.md) by which the idempotency layer refuses a key. */

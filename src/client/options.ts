@@ -1,3 +1,7 @@
+/**
+ * @module The client's options and per-call limits, their defaults, and their checks: a misspelled or malformed
+ * option throws at `createClient`, and a call's limits override the client's where given.
+ */
 import { InvalidOptionsError } from '../core/errors.js';
 import { knownOptions, optionalFunction, wholeNumber } from '../core/validate.js';
 import type { BackoffPolicy } from './backoff.js';

@@ -1,3 +1,7 @@
+/**
+ * @module `Retry-After` read as milliseconds from now (delay-seconds or an HTTP-date); a malformed value reads as
+ * none, so it cannot turn into a zero wait that hammers the server.
+ */
 const DELAY_SECONDS = /^\d+$/;
 
 /**

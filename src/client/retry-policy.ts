@@ -1,3 +1,7 @@
+/**
+ * @module Which answers the client sends again under the same key and which are final, each row with its reason: the
+ * retry decision in one place.
+ */
 /** An answer, as far as the retry decision cares. */
 export interface Answer {
   readonly status: number;

@@ -1,3 +1,7 @@
+/**
+ * @module The abort signals of the client's attempts: each attempt's signal knows which limit fired (the caller, the
+ * overall deadline, the attempt timeout), since each one ends the call differently.
+ */
 /** Which limit ended an attempt. */
 export type AbortCause = 'caller' | 'deadline' | 'attempt-timeout';
 
