@@ -14,13 +14,35 @@ export type Emit = (event: OncelyEvent, scope?: string) => void;
  * event's channel wants it; V8 cannot drop an object that a call into the channel code may see.
  */
 export function wanted(emit: Emit, type: OncelyEventType): boolean {
-  return emit !== publishEvent || channelOf(type).hasSubscribers;
+  if (emit === publishEvent) return channelOf(type).hasSubscribers;
+  return (
+    (emit as Partial<StoreErrorsOnly>)[STORE_ERRORS_ONLY] !== true ||
+    type === 'storeError' ||
+    channelOf(type).hasSubscribers
+  );
+}
+
+const STORE_ERRORS_ONLY = Symbol('oncely.storeErrorsOnly');
+type StoreErrorsOnly = { readonly [STORE_ERRORS_ONLY]: true };
+
+/**
+ * An `onEvent` hook that hears only `storeError` events: an adapter that reports store failures to its logger
+ * passes one when its user hooks nothing, so the events of every request are not built for it (a hook that wants
+ * all of them makes the engine build each one).
+ */
+export function storeErrorsOnly(
+  handler: (event: Extract<OncelyEvent, { type: 'storeError' }>) => void,
+): EventHandler {
+  const hook = (event: OncelyEvent) => {
+    if (event.type === 'storeError') handler(event);
+  };
+  return Object.assign(hook, { [STORE_ERRORS_ONLY]: true as const });
 }
 
 /** The emitter of an engine. A throwing hook must never break a request, so its errors are swallowed here. */
 export function emitter(handler: EventHandler | undefined): Emit {
   if (handler === undefined) return publishEvent;
-  return (event, scope) => {
+  const emit: Emit = (event, scope) => {
     try {
       handler(event);
     } catch {
@@ -28,4 +50,7 @@ export function emitter(handler: EventHandler | undefined): Emit {
     }
     publishEvent(event, scope);
   };
+  if ((handler as Partial<StoreErrorsOnly>)[STORE_ERRORS_ONLY] === true)
+    Object.assign(emit, { [STORE_ERRORS_ONLY]: true as const });
+  return emit;
 }

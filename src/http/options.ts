@@ -1,6 +1,7 @@
 import { Engine, type EngineOptions } from '../core/engine.js';
 import { ENGINE_OPTION_NAMES } from '../core/engine-options.js';
 import { InvalidOptionsError } from '../core/errors.js';
+import { storeErrorsOnly } from '../core/emit.js';
 import type { OncelyEvent } from '../core/events.js';
 import { defaultEnvelopeOptions } from '../core/record.js';
 import { knownOptions, optionalFunction, wholeNumber } from '../core/validate.js';
@@ -124,13 +125,17 @@ export function createShared<Req>(adapter: string, options: HttpIdempotencyOptio
   for (const name of ENGINE_OPTION_NAMES)
     if (options[name] !== undefined) engineOptions[name] = options[name];
   const notices = new Notices(adapter, resolveLogger(options.logger));
-  // Every store failure tells the logger why (rate-limited per cause), whether or not the user hooks onEvent.
+  // Every store failure tells the logger why (rate-limited per cause), whether or not the user hooks onEvent;
+  // without a hook of theirs, the engine builds no other event for it.
   const onEvent = options.onEvent;
   optionalFunction('onEvent', onEvent);
-  engineOptions.onEvent = (event: OncelyEvent) => {
-    if (event.type === 'storeError') notices.storeFailed(event.error);
-    onEvent?.(event);
-  };
+  engineOptions.onEvent =
+    onEvent === undefined
+      ? storeErrorsOnly((event) => notices.storeFailed(event.error))
+      : (event: OncelyEvent) => {
+          if (event.type === 'storeError') notices.storeFailed(event.error);
+          onEvent(event);
+        };
   const engine = new Engine(engineOptions as unknown as EngineOptions);
   return {
     engine,
@@ -159,23 +164,31 @@ function resolveCache(option: boolean | LocalCacheOptions | undefined): LocalOut
   });
 }
 
-/** What the default scope tells the logger, once each: a request with no identity, or only its cookies whole. */
+/**
+ * What the default scope tells the logger, once each: a request with no identity, or only its cookies whole. Each
+ * notice takes itself off once said, so the requests after it do not call in here again.
+ */
 function scopeNotices(notices: Notices): ScopeNotices {
   const carriers = `Authorization, API-key header (${API_KEY_HEADERS.join(', ')})`;
-  return {
-    anonymous: (route) =>
+  const said: ScopeNotices = {
+    anonymous: (route) => {
+      said.anonymous = undefined;
       notices.once(
         'anonymous',
         () =>
           `a request with an Idempotency-Key to ${route} carried no ${carriers} or cookie, so its record is shared by every client that sends the same key there. If your clients are identified another way (mTLS, a header your gateway adds, an IP allowlist), pass scope: (request) => <the client's id>. Said once; see docs/http.md#scope.`,
-      ),
-    wholeCookie: (route) =>
+      );
+    },
+    wholeCookie: (route) => {
+      said.wholeCookie = undefined;
       notices.once(
         'wholeCookie',
         () =>
           `a request with an Idempotency-Key to ${route} was scoped by its whole Cookie header: it carried no ${carriers} and no cookie named like a session (sess, sid, auth, token, jwt, login). A cookie that changes between retries (a load balancer's, an analytics one) makes the retry run again. Pass scope: (request) => <the session's or user's id>. Said once; see docs/http.md#scope.`,
-      ),
+      );
+    },
   };
+  return said;
 }
 
 /**

@@ -56,10 +56,13 @@ const NOT_IDENTITY_COOKIE = /csrf|xsrf/i;
 
 /** Why a default scope named no client, for the one-time notices. */
 export interface ScopeNotices {
-  /** A keyed request carried no identity at all: every client shares the key space of the route. */
-  anonymous(route: string): void;
+  /**
+   * A keyed request carried no identity at all: every client shares the key space of the route. Undefined once
+   * said (a notice is said once per factory).
+   */
+  anonymous: ((route: string) => void) | undefined;
   /** A keyed request was scoped by its whole Cookie header: a cookie that changes between retries splits them. */
-  wholeCookie(route: string): void;
+  wholeCookie: ((route: string) => void) | undefined;
 }
 
 /**
@@ -97,9 +100,9 @@ function scopeOf<Req>(view: RequestView<Req>, notices: ScopeNotices | undefined)
     if (sessions !== '') identity += `\ncookie: ${sessions}`;
     else if (!identified) {
       identity += `\ncookie*: ${cookie}`;
-      notices?.wholeCookie(route);
+      notices?.wholeCookie?.(route);
     }
-  } else if (!identified) notices?.anonymous(route);
+  } else if (!identified) notices?.anonymous?.(route);
   return `${view.method} ${route}\n${identity}`;
 }
 

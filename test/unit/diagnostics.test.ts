@@ -1,7 +1,7 @@
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { messages } from '../../src/core/diagnostics-publish.js';
-import { emitter, wanted } from '../../src/core/emit.js';
+import { emitter, storeErrorsOnly, wanted } from '../../src/core/emit.js';
 import { NO_EXECUTION, reporter } from '../../src/core/instrumentation.js';
 import {
   DIAGNOSTICS_CHANNELS,
@@ -238,5 +238,14 @@ describe('diagnostics channels', () => {
     ).toBe(true);
     const probe = { ...NO_EXECUTION, event: () => {} };
     expect(wanted(reporter(bare, probe), 'completed')).toBe(true);
+    // An adapter's store-failure hook (its user hooks nothing) wants store errors alone.
+    const heard: string[] = [];
+    const quiet = emitter(storeErrorsOnly((event) => heard.push(event.operation)));
+    expect(wanted(quiet, 'completed')).toBe(false);
+    expect(wanted(quiet, 'acquired')).toBe(true); // its channel has a subscriber
+    expect(wanted(quiet, 'storeError')).toBe(true);
+    quiet({ type: 'completed', key: 'k', token: 1 });
+    quiet({ type: 'storeError', operation: 'begin', error: new Error('down') });
+    expect(heard).toEqual(['begin']);
   });
 });
