@@ -1,3 +1,7 @@
+/**
+ * @module `runStoreConformance`: the entry point of the contract suite, which runs every group of cases against the
+ * caller's store under the caller's test runner.
+ */
 import { expiryCases } from './cases/expiry.js';
 import { fencingCases } from './cases/fencing.js';
 import { inspectionRecordCases } from './cases/inspection-record.js';

@@ -1,3 +1,7 @@
+/**
+ * @module `FakeClock`, the conformance suite's hand-moved clock: stores read time from it, so lease and retention
+ * expiry are tested without sleeping.
+ */
 /** A clock the conformance suite moves by hand, so lease and retention expiry need no sleeps. */
 export class FakeClock {
   #now: number;

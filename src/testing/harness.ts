@@ -1,3 +1,8 @@
+/**
+ * @module What every conformance case is built from: the runner-neutral harness (`describe`/`it` of any runner), the
+ * suite's options, and `withStore`, which gives each case a fresh store and fake clock and always disposes of the
+ * store.
+ */
 import { randomUUID } from 'node:crypto';
 import type { Store, StoredOutcome } from '../core/store.js';
 import { FakeClock } from './fake-clock.js';

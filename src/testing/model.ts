@@ -1,3 +1,7 @@
+/**
+ * @module `KeyModel`: the state machine of one key as plainly as it can be written, the oracle the property test
+ * checks a store against; written apart from `MemoryStore` so neither can inherit the other's mistakes.
+ */
 import type { BeginResult, TransitionResult } from '../core/store.js';
 
 /**

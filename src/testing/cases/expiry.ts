@@ -1,3 +1,7 @@
+/**
+ * @module Conformance cases of time: a lease that runs out and is taken over (the old owner fenced), renewal that
+ * keeps a live owner's key, and retention of completed and in-progress records.
+ */
 import assert from 'node:assert/strict';
 import { type ConformanceOptions, LEASE_MS, outcome, RETENTION_MS, withStore } from '../harness.js';
 

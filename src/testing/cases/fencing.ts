@@ -1,3 +1,7 @@
+/**
+ * @module Conformance cases of fencing tokens: they rise strictly per key even across delete and expiry, so no token
+ * of a key is ever handed out twice while an owner whose record is gone may still be running with it.
+ */
 import assert from 'node:assert/strict';
 import type { Store } from '../../core/store.js';
 import { type ConformanceOptions, LEASE_MS, outcome, RETENTION_MS, withStore } from '../harness.js';

@@ -1,3 +1,7 @@
+/**
+ * @module The conformance suite's model-based property test: random interleavings of begin, complete, release, renew
+ * and delete by three callers, with clock moves, checked step by step against `KeyModel`.
+ */
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';

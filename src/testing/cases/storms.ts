@@ -1,3 +1,7 @@
+/**
+ * @module Conformance cases of concurrency: many begins at once on one key (new, or past its lease), of which
+ * exactly one acquires, and the optional `waitFor` of a completion.
+ */
 import assert from 'node:assert/strict';
 import { type ConformanceOptions, LEASE_MS, outcome, RETENTION_MS, withStore } from '../harness.js';
 

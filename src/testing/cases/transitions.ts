@@ -1,3 +1,7 @@
+/**
+ * @module Conformance cases of the state machine on one key: every transition (begin, complete, release, renew, get,
+ * delete) and its answers, with fencing of stale tokens.
+ */
 import assert from 'node:assert/strict';
 import type { StoredOutcome } from '../../core/store.js';
 import { type ConformanceOptions, LEASE_MS, outcome, RETENTION_MS, withStore } from '../harness.js';
