@@ -1,3 +1,8 @@
+/**
+ * @module The dashboard's write actions (replay or discard dead letters, release or delete a key): each body checked
+ * before anything runs, then carried out through the library's own primitives, the store's fenced `release` and
+ * `delete` included.
+ */
 import { discardDeadLetters, replayDeadLetters } from '../messaging/outbox/dead-letters.js';
 import type { ActionResult } from './model.js';
 import type { ResolvedDashboard } from './options.js';

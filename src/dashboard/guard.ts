@@ -1,3 +1,7 @@
+/**
+ * @module The dashboard's request checks: the `Host` it is reached by (against DNS rebinding), the token (in
+ * constant time), and, for actions, same origin; each refusal with its status and a message.
+ */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { ResolvedDashboard } from './options.js';
 

@@ -1,3 +1,7 @@
+/**
+ * @module `dashboard(options)`: the dashboard as request handlers, one for node:http (and Express or Connect
+ * middleware) and one for Fetch, to mount behind the application's own authentication.
+ */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { DashboardRequest } from './guard.js';
 import { type DashboardOptions, type ResolvedDashboard, resolveDashboardOptions } from './options.js';

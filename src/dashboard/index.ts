@@ -1,5 +1,5 @@
 /**
- * `oncely/dashboard`: one page for operators, as request handlers to mount behind your own authentication
+ * @module `oncely/dashboard`: one page for operators, as request handlers to mount behind your own authentication
  * (`dashboard`), and the event log that feeds its event and rate panels (`EventLog`). Needs no peer package of its
  * own: it reads through the ioredis client or `pg` pool you pass. See docs/dashboard.md.
  */

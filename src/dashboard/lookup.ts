@@ -1,3 +1,8 @@
+/**
+ * @module The dashboard's lookup of one key: which record a request names (storage key, or scope and key hashed as
+ * the adapters hash them), the record with its outcome's status and headers, and its body only when asked for, cut
+ * to a preview.
+ */
 import type { RecordView } from '../core/inspection.js';
 import { scopedKey, validateKey } from '../core/key.js';
 import { defaultEnvelopeOptions, openOutcome } from '../core/record.js';

@@ -1,8 +1,8 @@
 /**
- * What the dashboard's API answers, shared by the server and the page (the page imports these types only).
- * Times are milliseconds since the epoch by the store's clock where it has one; ages and durations are ms. No
- * shape here carries a stored body or an outbox payload: those may hold personal data, so the page only ever
- * gets a body when it asks for one key (`KeyBody`).
+ * @module What the dashboard's API answers, shared by the server and the page (the page imports these types only).
+ * Times are milliseconds since the epoch by the store's clock where it has one; ages and durations are ms. No shape
+ * here carries a stored body or an outbox payload: those may hold personal data, so the page only ever gets a body
+ * when it asks for one key (`KeyBody`).
  */
 
 export type KeyStateName = 'inProgress' | 'completed' | 'released';

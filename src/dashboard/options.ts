@@ -1,3 +1,7 @@
+/**
+ * @module The dashboard's options, their defaults, and their checks: validated once, when the dashboard is made, so
+ * one that would run unguarded or misrouted throws then rather than serve a request.
+ */
 import type { Pool } from 'pg';
 import { InvalidOptionsError } from '../core/errors.js';
 import { knownOptions, wholeNumber } from '../core/validate.js';

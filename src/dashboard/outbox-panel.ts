@@ -1,3 +1,7 @@
+/**
+ * @module The dashboard's outbox panel on the server: the outbox table's backlog by topic and its dead letters, and
+ * a history of backlog samples kept by this process, since the outbox keeps none of its own.
+ */
 import type { Pool } from 'pg';
 import { outboxStats } from '../messaging/outbox/maintenance.js';
 import { outboxTable } from '../messaging/outbox/table.js';

@@ -1,3 +1,7 @@
+/**
+ * @module The dashboard's HTML: a shell that holds no data (the script fetches it) with the script and stylesheet
+ * bundled at build time, so the page loads nothing from elsewhere.
+ */
 import type { ResolvedDashboard } from './options.js';
 import { script, style } from './ui.generated.js';
 

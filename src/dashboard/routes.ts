@@ -1,3 +1,7 @@
+/**
+ * @module Every route of the dashboard, framework-free (the page, the snapshot and lookup API, actions), each answer
+ * with the security headers; the node:http and Fetch handlers only translate to and from it.
+ */
 import { ACTION_NAMES, type ActionName, actionInput, runAction } from './actions.js';
 import {
   checkHost,

@@ -1,3 +1,8 @@
+/**
+ * @module The page's data, built once for every viewer: one build in flight at a time and a fresh one reused for a
+ * while, so many open tabs cost the stores what one does, and each panel read on its own, so one that fails shows
+ * empty rather than stale.
+ */
 import { BUCKET_MS } from './events/entry.js';
 import { readEvents } from './events/read.js';
 import { readKeys } from './keys-panel.js';

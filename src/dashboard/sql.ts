@@ -1,3 +1,7 @@
+/**
+ * @module The dashboard's own SQL (outbox topics and dead letters, the PostgreSQL event log), embedded at build time
+ * as `.sql` files and rendered here with names already validated and quoted.
+ */
 import deadLettersSql from './sql/dead-letters.sql.generated.js';
 import eventsFlushSql from './sql/events-flush.sql.generated.js';
 import eventsReadSql from './sql/events-read.sql.generated.js';

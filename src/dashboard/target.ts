@@ -1,6 +1,6 @@
 /**
- * `oncely/dashboard`, which requests are the dashboard's: the path below `basePath`, read from the request-target
- * exactly as the application's router and its guards read it.
+ * @module `oncely/dashboard`, which requests are the dashboard's: the path below `basePath`, read from the
+ * request-target exactly as the application's router and its guards read it.
  */
 
 export interface RequestTarget {

@@ -1,3 +1,7 @@
+/**
+ * @module The page's action buttons: each POSTs one action, asks the operator first for those that cannot be undone,
+ * and reports the server's answer; the server decides whether the action is allowed.
+ */
 import { postAction } from './api.js';
 import { h } from './dom.js';
 

@@ -1,3 +1,8 @@
+/**
+ * @module The page's requests to the dashboard's API: the token kept in this tab's sessionStorage and sent in a
+ * header (never a cookie, so another site cannot make the browser send it), JSON reads of the snapshot and lookups,
+ * and action POSTs.
+ */
 import type { ActionResult } from '../model.js';
 
 const TOKEN_KEY = 'oncely-dashboard-token';

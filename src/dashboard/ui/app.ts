@@ -1,6 +1,8 @@
-// The dashboard page: polls /api/snapshot every `refreshMs` (polling rather than server-sent events: it works
-// through every proxy and in a Fetch handler without holding a connection open per viewer) and redraws each
-// panel from it. Served by oncely/dashboard; bundled by scripts/embed-assets.mjs.
+/**
+ * @module The dashboard page: polls /api/snapshot every `refreshMs` (polling rather than server-sent events: it
+ * works through every proxy and in a Fetch handler without holding a connection open per viewer) and redraws each
+ * panel from it. Served by oncely/dashboard; bundled by scripts/embed-assets.mjs.
+ */
 import type { Snapshot } from '../model.js';
 import { wireActions } from './actions.js';
 import { ApiError, adoptTokenFromFragment, getJson, setToken, token } from './api.js';

@@ -1,6 +1,8 @@
-// Hand-drawn SVG: two chart kinds, a few dozen lines each, instead of a chart library. The page needs stacked
-// bars and lines over time, nothing interactive beyond a tooltip, and no dependency then has to be vetted,
-// bundled, or kept free of network access.
+/**
+ * @module The page's charts, hand-drawn SVG: stacked bars and lines over time, a few dozen lines each, instead of a
+ * chart library. The page needs nothing interactive beyond a tooltip, and no dependency then has to be vetted,
+ * bundled, or kept free of network access.
+ */
 
 import { s } from './dom.js';
 import { clock, count } from './format.js';

@@ -1,5 +1,7 @@
-// Builds DOM nodes from data with textContent and attributes only: no innerHTML, so nothing a store holds (a
-// topic name, an error message) can ever become markup on the page.
+/**
+ * @module The page's only way to make DOM nodes: from data, with textContent and attributes only, never innerHTML,
+ * so nothing a store holds (a topic name, an error message) can ever become markup on the page.
+ */
 
 export type Child = Node | string | number | null | undefined | false;
 type Attributes = Record<string, string | number | boolean | undefined | ((event: Event) => void)>;

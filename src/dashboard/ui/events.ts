@@ -1,3 +1,7 @@
+/**
+ * @module The page's recent-events panel: the takeovers, fenced writes, lost leases and store errors the event log
+ * recorded, or how to start one when there is none.
+ */
 import type { Snapshot } from '../model.js';
 import { fill, h, table } from './dom.js';
 import { clock, shortKey } from './format.js';

@@ -1,3 +1,7 @@
+/**
+ * @module How the page writes numbers, times and keys for an operator: durations in the unit read fastest, ages,
+ * clock times, counts, and storage keys shortened to what tells them apart.
+ */
 /** A duration in the unit an operator reads fastest: 850 ms, 12.3 s, 4 min, 2.5 h, 3 d. */
 export function duration(ms: number): string {
   const abs = Math.abs(ms);

@@ -1,3 +1,7 @@
+/**
+ * @module The page's keys panel: counts by state, the records of each state under the route or scope they were
+ * labelled with, lease and age, their release and delete actions, and the inbox's parked messages.
+ */
 import type { KeyCounts, KeyRow, Snapshot } from '../model.js';
 import { actionButton } from './actions.js';
 import { fill, h, table } from './dom.js';

@@ -1,3 +1,8 @@
+/**
+ * @module The page's lookup panel: a form for one record (by scope and key, or by storage key) built once so typing
+ * survives the refreshes, and the record it finds: its outcome's status and headers, its body only on request,
+ * and its actions.
+ */
 import type { KeyBody, KeyDetail } from '../model.js';
 import { actionButton } from './actions.js';
 import { getJson } from './api.js';

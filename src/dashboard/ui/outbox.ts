@@ -1,3 +1,7 @@
+/**
+ * @module The page's outbox panel: per-topic backlog, in flight, retrying, dead letters and lag, and the dead
+ * letters with their replay and discard actions.
+ */
 import type { Snapshot } from '../model.js';
 import { actionButton } from './actions.js';
 import { fill, h, table } from './dom.js';

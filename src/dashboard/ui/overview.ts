@@ -1,3 +1,7 @@
+/**
+ * @module The page's overview: the numbers an operator checks first, as tiles, then the outcome rates and the outbox
+ * backlog as charts.
+ */
 import type { RateBucket, Snapshot } from '../model.js';
 import { lines, type Series, stackedBars } from './charts.js';
 import { fill, h, s } from './dom.js';
