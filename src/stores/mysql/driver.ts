@@ -1,0 +1,152 @@
+/**
+ * @module The driver seam: the one place that knows `mysql2/promise` from `mariadb`. The store runs a statement
+ * with positional parameters and gets rows or an affected-rows count back; it checks a connection out for a
+ * transaction and gives it back (or destroys it). Drivers are optional peers: only their types are imported, and
+ * a pool is recognised by its shape.
+ */
+import type { PoolConnection as MariaDbConnection, Pool as MariaDbPool } from 'mariadb';
+import type { PoolConnection as MySql2Connection, Pool as MySql2Pool } from 'mysql2/promise';
+import { InvalidOptionsError } from '../../core/errors.js';
+
+/** A pool of `mysql2/promise` (`mysql.createPool(…)`) or of the `mariadb` connector (`mariadb.createPool(…)`). */
+export type MySqlPool = MySql2Pool | MariaDbPool;
+
+/** A statement parameter: the store only ever sends these. */
+export type SqlValue = string | number | Uint8Array | null;
+
+/** A row as the driver hands it over; rows.ts turns its values into the store's types. */
+export type Row = Readonly<Record<string, unknown>>;
+
+/** What one statement answered: the rows of a SELECT (or of a procedure's result set), or the rows it changed. */
+export interface Answer {
+  readonly rows: readonly Row[];
+  readonly affectedRows: number;
+}
+
+/** Anything that runs a statement: the pool, or one connection checked out of it. */
+export interface Executor {
+  run(sql: string, values: readonly SqlValue[]): Promise<Answer>;
+}
+
+/** A connection of its own, for a transaction or a session setting. */
+export interface Connection extends Executor {
+  /** The server's id of the connection (`CONNECTION_ID()`), for `KILL` and for logs. */
+  readonly threadId: number | undefined;
+  /** Back to the pool, its session as it is. */
+  release(): void;
+  /** Closed, not returned: the server rolls back whatever transaction it had open. */
+  destroy(): void;
+}
+
+export interface Driver extends Executor {
+  readonly kind: 'mysql2' | 'mariadb';
+  /** The caller's pool, as given. */
+  readonly pool: MySqlPool;
+  connect(): Promise<Connection>;
+  /** Host, port and database as the pool was configured, where the driver tells them without a call. */
+  readonly configured: { readonly host?: unknown; readonly port?: unknown; readonly database?: unknown };
+}
+
+// Per-statement options that pin how results come back, whatever the caller's pool was configured with: objects
+// keyed by column (never arrays or nested tables), big integers exactly (as strings or BigInt; rows.ts converts).
+const MYSQL2_QUERY = {
+  rowsAsArray: false,
+  nestTables: false,
+  supportBigNumbers: true,
+  bigNumberStrings: true,
+};
+const MARIADB_QUERY = {
+  rowsAsArray: false,
+  nestTables: false,
+  metaAsArray: false,
+  bigIntAsNumber: false,
+  decimalAsNumber: false,
+  insertIdAsNumber: false,
+};
+
+const isFunction = (value: unknown): boolean => typeof value === 'function';
+
+/** The driver behind `pool`, or an `InvalidOptionsError` saying what was expected. */
+export function driverOf(pool: unknown, what = 'MySqlStore'): Driver {
+  const shape = pool as Record<string, unknown> | null;
+  if (
+    shape === null ||
+    typeof shape !== 'object' ||
+    !isFunction(shape.query) ||
+    !isFunction(shape.getConnection)
+  ) {
+    throw new InvalidOptionsError(`${what}: pool must be a mysql2/promise or mariadb pool`);
+  }
+  if (isFunction(shape.promise)) {
+    throw new InvalidOptionsError(
+      `${what}: this is a mysql2 callback pool; pass pool.promise(), or create it with mysql2/promise`,
+    );
+  }
+  if (isFunction(shape.batch) && isFunction(shape.totalConnections)) return mariadb(pool as MariaDbPool);
+  return mysql2(pool as MySql2Pool);
+}
+
+function mysql2(pool: MySql2Pool): Driver {
+  const run = async (on: MySql2Pool | MySql2Connection, sql: string, values: readonly SqlValue[]) => {
+    const [result] = await on.query({ sql, values: values.map(toBuffer), ...MYSQL2_QUERY });
+    return answerOf(result);
+  };
+  const config = (pool as { pool?: { config?: { connectionConfig?: Record<string, unknown> } } }).pool?.config
+    ?.connectionConfig;
+  return {
+    kind: 'mysql2',
+    pool,
+    configured: { host: config?.host, port: config?.port, database: config?.database },
+    run: (sql, values) => run(pool, sql, values),
+    async connect() {
+      const connection = await pool.getConnection();
+      return {
+        threadId: connection.threadId ?? undefined,
+        run: (sql, values) => run(connection, sql, values),
+        release: () => connection.release(),
+        destroy: () => connection.destroy(),
+      };
+    },
+  };
+}
+
+function mariadb(pool: MariaDbPool): Driver {
+  const run = async (on: MariaDbPool | MariaDbConnection, sql: string, values: readonly SqlValue[]) =>
+    answerOf(await on.query({ sql, ...MARIADB_QUERY }, values.map(toBuffer)));
+  return {
+    kind: 'mariadb',
+    pool,
+    configured: {},
+    run: (sql, values) => run(pool, sql, values),
+    async connect() {
+      const connection = await pool.getConnection();
+      return {
+        threadId: connection.threadId ?? undefined,
+        run: (sql, values) => run(connection, sql, values),
+        release: () => void connection.release().catch(() => {}),
+        destroy: () => connection.destroy(),
+      };
+    },
+  };
+}
+
+/**
+ * Both drivers answer a SELECT with an array of rows, a write with an OK packet (`affectedRows`), and a CALL with
+ * an array of its result sets followed by the OK packet of the CALL itself; the store's procedures return one
+ * result set, which is what counts.
+ */
+function answerOf(result: unknown): Answer {
+  if (Array.isArray(result)) {
+    const rows = result.length > 0 && Array.isArray(result[0]) ? result[0] : result;
+    return { rows: rows as Row[], affectedRows: 0 };
+  }
+  const affected = (result as { affectedRows?: unknown } | null)?.affectedRows;
+  return { rows: [], affectedRows: Number(affected ?? 0) };
+}
+
+// Both drivers send a Buffer as a binary literal; a plain Uint8Array would be escaped as a list of numbers.
+function toBuffer(value: SqlValue): unknown {
+  return value instanceof Uint8Array && !Buffer.isBuffer(value)
+    ? Buffer.from(value.buffer, value.byteOffset, value.byteLength)
+    : value;
+}

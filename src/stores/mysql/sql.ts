@@ -1,0 +1,138 @@
+/**
+ * @module The MySQL store's statements, made from the `.sql` files beside it (embedded at build time) for one
+ * table: names quoted, the clock spliced in, comments stripped, and `:name` parameters turned into the drivers'
+ * positional `?` with the order of their values.
+ */
+import { createHash } from 'node:crypto';
+import type { SqlValue } from './driver.js';
+import beginSql from './sql/begin.sql.generated.js';
+import completeSql from './sql/complete.sql.generated.js';
+import deleteSql from './sql/delete.sql.generated.js';
+import getSql from './sql/get.sql.generated.js';
+import inspectRecordSql from './sql/inspect-record.sql.generated.js';
+import purgeSql from './sql/purge.sql.generated.js';
+import releaseSql from './sql/release.sql.generated.js';
+import renewSql from './sql/renew.sql.generated.js';
+import schemaSql from './sql/schema.sql.generated.js';
+import statsSql from './sql/stats.sql.generated.js';
+import surveySql from './sql/survey.sql.generated.js';
+
+/** The server's time in milliseconds since the epoch, from UTC: no time zone or DST step can move it. */
+const SERVER_CLOCK =
+  "CAST(TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', UTC_TIMESTAMP(6)) DIV 1000 AS SIGNED)";
+
+/** Procedures are versioned by name: a new version is created beside the old one, never replaced under traffic. */
+const ROUTINE_VERSION = 'v1';
+
+/** A statement with `?` placeholders and the parameter name each one takes. */
+export interface Statement {
+  readonly sql: string;
+  readonly names: readonly string[];
+}
+
+export interface Statements {
+  readonly complete: Statement;
+  readonly release: Statement;
+  readonly renew: Statement;
+  readonly get: Statement;
+  readonly purge: Statement;
+  readonly stats: Statement;
+  readonly survey: Statement;
+  readonly inspectRecord: Statement;
+  /** `CALL begin(key, fingerprint, lease ms, retention ms, now ms, label, keep open)`. */
+  readonly begin: string;
+  /** `CALL delete(key, now ms)`. */
+  readonly delete: string;
+}
+
+/** The table and its procedures, by name. */
+export interface Routines {
+  readonly table: string;
+  readonly begin: string;
+  readonly delete: string;
+}
+
+/** `` `name` ``, with embedded backticks doubled: safe for any table or routine name. */
+export function quoteName(name: string): string {
+  return `\`${name.replaceAll('`', '``')}\``;
+}
+
+/**
+ * The names of a table's procedures: `<table>_begin_v1` where that fits MySQL's 64-character limit, otherwise a
+ * hash of the table's name, so two tables never share one.
+ */
+export function routinesOf(table: string): Routines {
+  const name = (verb: string) => {
+    const plain = `${table}_${verb}_${ROUTINE_VERSION}`;
+    if (plain.length <= 64) return plain;
+    const hash = createHash('sha256').update(table).digest('hex').slice(0, 16);
+    return `oncely_${hash}_${verb}_${ROUTINE_VERSION}`;
+  };
+  return { table, begin: name('begin'), delete: name('delete') };
+}
+
+function strip(text: string): string {
+  return text
+    .split('\n')
+    .filter((line) => !line.trimStart().startsWith('--'))
+    .join('\n')
+    .trim();
+}
+
+function render(template: string, routines: Routines, clock: string): string {
+  return strip(template)
+    .replaceAll('{{table}}', quoteName(routines.table))
+    .replaceAll('{{begin}}', quoteName(routines.begin))
+    .replaceAll('{{delete}}', quoteName(routines.delete))
+    .replaceAll('{{expires_index}}', quoteName(`${routines.table}_expires_at_idx`))
+    .replaceAll('{{clock}}', clock);
+}
+
+/** `:name` parameters to `?`, remembering their order (a name may appear several times). */
+function statement(template: string, routines: Routines): Statement {
+  const names: string[] = [];
+  const sql = render(template, routines, `COALESCE(:now, ${SERVER_CLOCK})`).replace(
+    /:([a-z]+)/g,
+    (_, name: string) => {
+      names.push(name);
+      return '?';
+    },
+  );
+  return { sql, names };
+}
+
+/** The values of a statement's placeholders, in order; a missing one is a bug, never sent as NULL. */
+export function valuesOf(statement: Statement, values: Readonly<Record<string, SqlValue>>): SqlValue[] {
+  return statement.names.map((name) => {
+    const value = values[name];
+    if (value === undefined) throw new RangeError(`no value for :${name}`);
+    return value;
+  });
+}
+
+export function statementsFor(table: string): Statements {
+  const routines = routinesOf(table);
+  return {
+    complete: statement(completeSql, routines),
+    release: statement(releaseSql, routines),
+    renew: statement(renewSql, routines),
+    get: statement(getSql, routines),
+    purge: statement(purgeSql, routines),
+    stats: statement(statsSql, routines),
+    survey: statement(surveySql, routines),
+    inspectRecord: statement(inspectRecordSql, routines),
+    begin: `CALL ${quoteName(routines.begin)}(?, ?, ?, ?, ?, ?, ?)`,
+    delete: `CALL ${quoteName(routines.delete)}(?, ?)`,
+  };
+}
+
+/** The DDL of one table: the table, then its two procedures, each a statement of its own (no DELIMITER needed). */
+export function ddlFor(table: string): readonly string[] {
+  const routines = routinesOf(table);
+  const clock = `COALESCE(p_now_ms, ${SERVER_CLOCK})`;
+  return [
+    render(schemaSql, routines, clock),
+    render(beginSql, routines, clock),
+    render(deleteSql, routines, clock),
+  ];
+}
