@@ -2,15 +2,7 @@
  * @module `oncely/nats`: NATS JetStream publisher for the outbox relay (`Nats-Msg-Id` = outbox id) and an idempotent
  * pull-consumer helper. Needs `@nats-io/jetstream`.
  */
-export {
-  actionFor,
-  Inbox,
-  type InboxContext,
-  type InboxHandler,
-  type InboxOptions,
-  type InboxOutcome,
-} from '../consumer.js';
-export type { OutboxMessage, Publisher, PublisherContext } from '../publisher.js';
+
 export {
   consumeIdempotently,
   defaultNatsMessageId,
@@ -18,3 +10,4 @@ export {
   type NatsInboxConsumer,
 } from './nats/consumer.js';
 export { NatsPublisher, type NatsPublisherOptions } from './nats/publisher.js';
+export * from './shared-exports.js';

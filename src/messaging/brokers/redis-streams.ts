@@ -3,15 +3,7 @@
  * an idempotent consumer-group helper (XREADGROUP / XACK / XAUTOCLAIM), and an explicitly at-most-once pub/sub
  * notifier. Needs `ioredis`.
  */
-export {
-  actionFor,
-  Inbox,
-  type InboxContext,
-  type InboxHandler,
-  type InboxOptions,
-  type InboxOutcome,
-} from '../consumer.js';
-export type { OutboxMessage, Publisher, PublisherContext } from '../publisher.js';
+
 export {
   consumeIdempotently,
   type RedisStreamsConsumeOptions,
@@ -24,3 +16,4 @@ export {
   RedisStreamsPublisher,
   type RedisStreamsPublisherOptions,
 } from './redis-streams/publisher.js';
+export * from './shared-exports.js';
