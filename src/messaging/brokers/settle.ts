@@ -4,8 +4,9 @@
  * and the messages in hand, tracked so that `stop()` resolves once each is settled.
  */
 import { InvalidOptionsError } from '../../core/errors.js';
-import { actionFor, type Inbox, type InboxOutcome } from '../consumer.js';
-import type { ErrorReporter } from './consumer-errors.js';
+import { optionalFunction } from '../../core/validate.js';
+import { actionFor, Inbox, type InboxHandler, type InboxOptions, type InboxOutcome } from '../consumer.js';
+import { type ConsumerErrorHandler, type ErrorReporter, errorReporter } from './consumer-errors.js';
 import { retryDelayMs } from './retry-delay.js';
 
 /** What every broker consumer returns: its inbox, and a graceful stop. */
@@ -20,6 +21,43 @@ export function consumerOptions<T>(options: T): T {
   if (options === null || typeof options !== 'object')
     throw new InvalidOptionsError('consumeIdempotently: options are required');
   return options;
+}
+
+/** The options every broker consumer takes besides its broker's own: the inbox's, and the two hooks. */
+export interface SharedConsumeOptions<M> extends Omit<InboxOptions<M>, 'messageId'> {
+  /** The message's id. Default: the broker's deduplication id (each broker's options say which). */
+  readonly messageId?: (message: M) => string;
+  /** Sees every outcome (for metrics and logs). */
+  readonly onOutcome?: OutcomeHook<M>;
+  /** Receives every error the consumer recovers from; each broker's options list its steps. */
+  readonly onError?: ConsumerErrorHandler;
+}
+
+/** What a broker consumer builds from its shared options: its inbox, the checked `onOutcome`, its error path. */
+export interface ConsumerParts<M, R> {
+  readonly inbox: Inbox<M, R>;
+  readonly onOutcome: OutcomeHook<M> | undefined;
+  readonly errors: ErrorReporter;
+}
+
+/**
+ * Checks the hooks and makes the inbox (with the broker's default message id) and the error path reported as
+ * `source`. Called once the broker's own options are checked, so a bad one fails before an inbox exists.
+ */
+export function consumerParts<M, R>(
+  handler: InboxHandler<M, R>,
+  options: SharedConsumeOptions<M>,
+  defaultMessageId: (message: M) => string,
+  source: string,
+): ConsumerParts<M, R> {
+  const { messageId = defaultMessageId, onOutcome, onError, ...inboxOptions } = options;
+  optionalFunction('onOutcome', onOutcome);
+  optionalFunction('onError', onError);
+  return {
+    inbox: new Inbox(handler, { ...inboxOptions, messageId }),
+    onOutcome,
+    errors: errorReporter(source, onError),
+  };
 }
 
 /** A broker's three ways to settle a message. */

@@ -4,13 +4,19 @@
  */
 import type { Consumer, ConsumerMessages, JsMsg } from '@nats-io/jetstream';
 import { InvalidOptionsError } from '../../../core/errors.js';
-import { optionalFunction, wholeNumber } from '../../../core/validate.js';
-import { Inbox, type InboxHandler, type InboxOptions, type InboxOutcome } from '../../consumer.js';
+import { wholeNumber } from '../../../core/validate.js';
+import type { InboxHandler, InboxOutcome } from '../../consumer.js';
 import { traceHeadersOf } from '../../instrumentation.js';
-import { type ConsumerErrorHandler, errorReporter } from '../consumer-errors.js';
-import { consumerOptions, type InboxConsumer, MessageSettler } from '../settle.js';
+import type { ConsumerErrorHandler } from '../consumer-errors.js';
+import {
+  consumerOptions,
+  consumerParts,
+  type InboxConsumer,
+  MessageSettler,
+  type SharedConsumeOptions,
+} from '../settle.js';
 
-export interface NatsConsumeOptions extends Omit<InboxOptions<JsMsg>, 'messageId'> {
+export interface NatsConsumeOptions extends SharedConsumeOptions<JsMsg> {
   /** A pull consumer of the caller's: `await jetstream(nc).consumers.get(stream, durableName)`. */
   readonly consumer: Consumer;
   /** Default: the `Nats-Msg-Id` header (the outbox id), else `<stream>:<stream sequence>`. */
@@ -21,8 +27,6 @@ export interface NatsConsumeOptions extends Omit<InboxOptions<JsMsg>, 'messageId
   readonly maxRetryDelayMs?: number;
   /** While a handler runs, tell the server every this often that it is still working (`+WPI`). Default 10,000 ms. */
   readonly workingIntervalMs?: number;
-  /** Sees every outcome (for metrics and logs). */
-  readonly onOutcome?: (outcome: InboxOutcome<unknown>, message: JsMsg) => void;
   /**
    * Receives every error the consumer recovers from, with the step that failed: `settle` (acknowledging failed;
    * the message is nak'ed), `nak`, `onOutcome` (the hook threw), or `consume` (the pull subscription ended with
@@ -57,26 +61,25 @@ export async function consumeIdempotently<R>(
 ): Promise<NatsInboxConsumer<R>> {
   const {
     consumer,
-    messageId = defaultNatsMessageId,
     concurrency: concurrencyOption,
     maxRetryDelayMs: maxRetryOption,
     workingIntervalMs: workingOption,
-    onOutcome,
-    onError,
-    ...inboxOptions
+    ...shared
   } = consumerOptions(options);
   if (consumer === null || typeof consumer?.consume !== 'function') {
     throw new InvalidOptionsError(
       'consumer must be a JetStream pull consumer (js.consumers.get(stream, name))',
     );
   }
-  optionalFunction('onOutcome', onOutcome);
-  optionalFunction('onError', onError);
   const concurrency = wholeNumber('concurrency', concurrencyOption, 16, { min: 1 });
   const maxRetryDelayMs = wholeNumber('maxRetryDelayMs', maxRetryOption, 30_000, { min: 1 });
   const workingIntervalMs = wholeNumber('workingIntervalMs', workingOption, 10_000, { min: 1 });
-  const inbox = new Inbox(handler, { ...inboxOptions, messageId });
-  const errors = errorReporter('oncely/nats consumer', onError);
+  const { inbox, onOutcome, errors } = consumerParts(
+    handler,
+    shared,
+    defaultNatsMessageId,
+    'oncely/nats consumer',
+  );
 
   const handle = async (message: JsMsg): Promise<InboxOutcome<R>> => {
     const working = setInterval(() => message.working(), workingIntervalMs);

@@ -5,13 +5,19 @@
  */
 import type { Channel, ConsumeMessage } from 'amqplib';
 import { InvalidOptionsError } from '../../../core/errors.js';
-import { optionalFunction, wholeNumber } from '../../../core/validate.js';
-import { Inbox, type InboxHandler, type InboxOptions, type InboxOutcome } from '../../consumer.js';
+import { wholeNumber } from '../../../core/validate.js';
+import type { InboxHandler } from '../../consumer.js';
 import { traceHeadersOf } from '../../instrumentation.js';
-import { type ConsumerErrorHandler, errorReporter } from '../consumer-errors.js';
-import { consumerOptions, type InboxConsumer, MessageSettler } from '../settle.js';
+import type { ConsumerErrorHandler } from '../consumer-errors.js';
+import {
+  consumerOptions,
+  consumerParts,
+  type InboxConsumer,
+  MessageSettler,
+  type SharedConsumeOptions,
+} from '../settle.js';
 
-export interface RabbitMqConsumeOptions extends Omit<InboxOptions<ConsumeMessage>, 'messageId'> {
+export interface RabbitMqConsumeOptions extends SharedConsumeOptions<ConsumeMessage> {
   /** A channel of the caller's connection. */
   readonly channel: Channel;
   readonly queue: string;
@@ -21,8 +27,6 @@ export interface RabbitMqConsumeOptions extends Omit<InboxOptions<ConsumeMessage
   readonly prefetch?: number;
   /** Longest wait before a message not acknowledged is requeued. Default 30,000 ms. */
   readonly maxRetryDelayMs?: number;
-  /** Sees every outcome (for metrics and logs). */
-  readonly onOutcome?: (outcome: InboxOutcome<unknown>, message: ConsumeMessage) => void;
   /**
    * Receives every error the consumer recovers from, with the step that failed: `settle` (acknowledging failed;
    * the message is requeued), `requeue` (the channel is gone: the broker requeues every unacknowledged message by
@@ -54,25 +58,18 @@ export async function consumeIdempotently<R>(
   handler: InboxHandler<ConsumeMessage, R>,
   options: RabbitMqConsumeOptions,
 ): Promise<RabbitMqInboxConsumer<R>> {
-  const {
-    channel,
-    queue,
-    messageId = defaultRabbitMqMessageId,
-    prefetch,
-    maxRetryDelayMs: maxRetryOption,
-    onOutcome,
-    onError,
-    ...inboxOptions
-  } = consumerOptions(options);
+  const { channel, queue, prefetch, maxRetryDelayMs: maxRetryOption, ...shared } = consumerOptions(options);
   if (channel === null || typeof channel?.consume !== 'function')
     throw new InvalidOptionsError('channel must be an amqplib Channel');
   if (typeof queue !== 'string' || queue === '')
     throw new InvalidOptionsError('queue must be a non-empty string');
-  optionalFunction('onOutcome', onOutcome);
-  optionalFunction('onError', onError);
   const maxRetryDelayMs = wholeNumber('maxRetryDelayMs', maxRetryOption, 30_000, { min: 1 });
-  const inbox = new Inbox(handler, { ...inboxOptions, messageId });
-  const errors = errorReporter(`oncely/rabbitmq consumer of ${queue}`, onError);
+  const { inbox, onOutcome, errors } = consumerParts(
+    handler,
+    shared,
+    defaultRabbitMqMessageId,
+    `oncely/rabbitmq consumer of ${queue}`,
+  );
   await channel.prefetch(wholeNumber('prefetch', prefetch, 32, { min: 1, max: 65_535 }));
 
   const waiting = new Map<NodeJS.Timeout, ConsumeMessage>();

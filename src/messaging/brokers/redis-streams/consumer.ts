@@ -6,11 +6,19 @@
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { InvalidOptionsError } from '../../../core/errors.js';
-import { optionalFunction, wholeNumber } from '../../../core/validate.js';
-import { Inbox, type InboxHandler, type InboxOptions, type InboxOutcome } from '../../consumer.js';
+import { wholeNumber } from '../../../core/validate.js';
+import type { InboxHandler } from '../../consumer.js';
 import { pause } from '../../pause.js';
-import { type ConsumerErrorHandler, errorReporter } from '../consumer-errors.js';
-import { type BrokerSettle, consumerOptions, type InboxConsumer, settleAs, showOutcome } from '../settle.js';
+import type { ConsumerErrorHandler } from '../consumer-errors.js';
+import {
+  type BrokerSettle,
+  consumerOptions,
+  consumerParts,
+  type InboxConsumer,
+  type SharedConsumeOptions,
+  settleAs,
+  showOutcome,
+} from '../settle.js';
 import type { StreamEntry } from './fields.js';
 import { whenReady } from './ready.js';
 import { autoClaimEntries, readGroupEntries } from './replies.js';
@@ -18,7 +26,7 @@ import { autoClaimEntries, readGroupEntries } from './replies.js';
 // How long the consumer waits for a client that is not ready before it reports it (and waits again, in the loop).
 const READY_TIMEOUT_MS = 10_000;
 
-export interface RedisStreamsConsumeOptions extends Omit<InboxOptions<StreamEntry>, 'messageId'> {
+export interface RedisStreamsConsumeOptions extends SharedConsumeOptions<StreamEntry> {
   /**
    * A client of the caller's used only by this consumer: its XREADGROUP blocks the connection for `blockMs`.
    * RESP2 or RESP3 (either `replyMapping`); connected or not: the consumer waits until it is ready.
@@ -43,8 +51,6 @@ export interface RedisStreamsConsumeOptions extends Omit<InboxOptions<StreamEntr
   readonly startId?: string;
   /** Stream that receives parked and id-less entries before they are acknowledged; `false` drops them. Default `<stream>:dead`. */
   readonly deadLetterStream?: string | false;
-  /** Sees every outcome (for metrics and logs). */
-  readonly onOutcome?: (outcome: InboxOutcome<unknown>, entry: StreamEntry) => void;
   /**
    * Receives every error the loop recovers from (Redis unreachable, a failover, a reply it cannot read), with the
    * step that failed: `connect`, `createGroup`, `claim`, `read`, `ack` or `onOutcome` (the hook threw). A group
@@ -82,15 +88,12 @@ export async function consumeIdempotently<R>(
     stream,
     group,
     consumer = `consumer-${randomUUID()}`,
-    messageId = (entry: StreamEntry) => entry.id,
     count: countOption,
     blockMs: blockOption,
     claimIdleMs: claimOption,
     startId = '0',
     deadLetterStream = `${stream}:dead`,
-    onOutcome,
-    onError,
-    ...inboxOptions
+    ...shared
   } = consumerOptions(options);
   if (client === null || typeof client?.xreadgroup !== 'function')
     throw new InvalidOptionsError('client must be an ioredis client');
@@ -101,13 +104,15 @@ export async function consumeIdempotently<R>(
   if (deadLetterStream !== false && (typeof deadLetterStream !== 'string' || deadLetterStream === '')) {
     throw new InvalidOptionsError('deadLetterStream must be a stream name or false');
   }
-  optionalFunction('onOutcome', onOutcome);
-  optionalFunction('onError', onError);
   const count = wholeNumber('count', countOption, 32, { min: 1, max: 10_000 });
   const blockMs = wholeNumber('blockMs', blockOption, 2_000, { min: 1 });
   const claimIdleMs = wholeNumber('claimIdleMs', claimOption, 30_000, { min: 1 });
-  const inbox = new Inbox(handler, { ...inboxOptions, messageId });
-  const errors = errorReporter(`oncely/redis-streams consumer ${consumer} of ${stream}`, onError);
+  const { inbox, onOutcome, errors } = consumerParts(
+    handler,
+    shared,
+    (entry: StreamEntry) => entry.id,
+    `oncely/redis-streams consumer ${consumer} of ${stream}`,
+  );
   const source = { system: 'redis', destination: stream, group } as const;
   const stop = new AbortController();
 
