@@ -23,8 +23,9 @@ export async function readRequestBody(request: Request, limit: number): Promise<
     if (next.done) break;
     held += next.value.byteLength;
     if (held > limit) {
-      // The rest is never read: the upload stops here (the clone's branch), the handler never runs.
-      await reader.cancel();
+      // The rest is never read, the handler never runs. Not awaited: a branch of a teed body settles its cancel
+      // only once the other branch (the request's own, which nobody reads now) is cancelled too.
+      reader.cancel().catch(() => {});
       return undefined;
     }
     chunks.push(next.value);
