@@ -3,7 +3,12 @@
  * fingerprint read once, then an answer of its own or a claim from the engine, settled through `Running`.
  */
 import type { Begun, Engine } from '../core/engine.js';
-import { FingerprintMismatchError, InProgressError, isStoreUnavailableError } from '../core/errors.js';
+import {
+  FingerprintMismatchError,
+  InProgressError,
+  isInvalidKeyError,
+  isStoreUnavailableError,
+} from '../core/errors.js';
 import { scopedKey } from '../core/key.js';
 import { type AnswerContext, answerForError, replayAnswer } from './answers.js';
 import { rejected, replayedFromCache } from './diagnostics.js';
@@ -12,12 +17,22 @@ import type { LocalOutcomeCache } from './local-cache.js';
 import type { ResolvedRoute, Shared } from './options.js';
 import { type HttpAnswer, problemAnswer } from './problem.js';
 import { requestFingerprint } from './request-fingerprint.js';
+import { keyFromRequest } from './request-key.js';
 import { RunTimes } from './run-times.js';
 import { type ClaimedRequest, Running, type RunningTarget } from './running.js';
 import { pathOf, type RequestView, routeLabel } from './scope.js';
 
 export type { Finish } from './running.js';
 export { Running } from './running.js';
+
+function malformed(error: unknown, method: string, route: string | undefined): Decided {
+  return { kind: 'answer', answer: rejected('key-malformed', answerForError(error)!, method, route) };
+}
+
+function unparseable(method: string, route: string | undefined): Decided {
+  const answer = problemAnswer('body-unparseable', 'the body is declared JSON but does not parse');
+  return { kind: 'answer', answer: rejected('body-unparseable', answer, method, route) };
+}
 
 /** What the adapter does next with a request. */
 export type Start<Sent> =
@@ -111,32 +126,42 @@ export class HttpIdempotency<Req> {
     const { route } = this;
     const { method } = view;
     if (!route.methods.has(method)) return PASS;
-    const raw = view.header(route.header);
-    // Repeated lines arrive joined by ", ": only a value with a comma can be two, so the common case asks nothing.
-    if (raw?.includes(',') && view.repeated?.(route.header)) {
-      const answer = problemAnswer('key-malformed', `send one ${route.header} header line, not several`, {
-        members: { reason: 'multiple' },
-      });
-      return { kind: 'answer', answer: rejected('key-malformed', answer, method, view.route) };
-    }
+    // A key taken from the body needs the body read first; the header's is checked before the body is.
+    if (route.key !== undefined && bodyUnparseable?.()) return unparseable(method, view.route);
     let key: string | undefined;
-    try {
-      key = parseKeyHeader(raw);
-    } catch (error) {
-      return {
-        kind: 'answer',
-        answer: rejected('key-malformed', answerForError(error)!, method, view.route),
-      };
+    if (route.key === undefined) {
+      const raw = view.header(route.header);
+      // Repeated lines arrive joined by ", ": only a value with a comma can be two, so the common case asks nothing.
+      if (raw?.includes(',') && view.repeated?.(route.header)) {
+        const answer = problemAnswer('key-malformed', `send one ${route.header} header line, not several`, {
+          members: { reason: 'multiple' },
+        });
+        return { kind: 'answer', answer: rejected('key-malformed', answer, method, view.route) };
+      }
+      try {
+        key = parseKeyHeader(raw);
+      } catch (error) {
+        return malformed(error, method, view.route);
+      }
+    } else {
+      try {
+        key = keyFromRequest(view, route.key);
+      } catch (error) {
+        if (!isInvalidKeyError(error)) throw error;
+        return malformed(error, method, view.route);
+      }
     }
     if (key === undefined) {
       if (!route.required) return PASS;
-      const answer = problemAnswer('key-missing', `this request needs an ${route.header} header`);
+      const answer = problemAnswer(
+        'key-missing',
+        route.key === undefined
+          ? `this request needs an ${route.header} header`
+          : 'this request needs an idempotency key, which this route takes from the request itself',
+      );
       return { kind: 'answer', answer: rejected('key-missing', answer, method, view.route) };
     }
-    if (bodyUnparseable?.()) {
-      const answer = problemAnswer('body-unparseable', 'the body is declared JSON but does not parse');
-      return { kind: 'answer', answer: rejected('body-unparseable', answer, method, view.route) };
-    }
+    if (route.key === undefined && bodyUnparseable?.()) return unparseable(method, view.route);
     const id = scopedKey(route.scope(view), key);
     const fingerprint = requestFingerprint(view, route.fingerprint);
     const cached = this.cache?.lookup(id, fingerprint);

@@ -1,7 +1,7 @@
+import { storeErrorsOnly } from '../core/emit.js';
 import { Engine, type EngineOptions } from '../core/engine.js';
 import { ENGINE_OPTION_NAMES } from '../core/engine-options.js';
 import { InvalidOptionsError } from '../core/errors.js';
-import { storeErrorsOnly } from '../core/emit.js';
 import type { OncelyEvent } from '../core/events.js';
 import { defaultEnvelopeOptions } from '../core/record.js';
 import { knownOptions, optionalFunction, wholeNumber } from '../core/validate.js';
@@ -9,6 +9,7 @@ import { type LocalCacheOptions, LocalOutcomeCache } from './local-cache.js';
 import { type LoggerOption, Notices, resolveLogger } from './notices.js';
 import { defaultKeepStatus, FRAMING_HEADERS, type KeepStatus, SET_COOKIE } from './outcome-policy.js';
 import type { FingerprintMode } from './request-fingerprint.js';
+import { type KeyFunction, resolveKeyFunction } from './request-key.js';
 import {
   API_KEY_HEADERS,
   defaultScope,
@@ -31,6 +32,12 @@ export interface LongRunningOptions {
 export interface RouteOptions<Req> {
   /** Request header that carries the key. Default `Idempotency-Key`. */
   readonly header?: string;
+  /**
+   * Take the key from the request itself instead of a header: a function of the framework's request and its JSON
+   * body (`(req, body) => body?.orderId`), returning undefined when there is none. Same rules as the header's
+   * (1-255 printable ASCII; a bad value is a 400), same scope and fingerprint. Default: the `header`.
+   */
+  readonly key?: KeyFunction<Req>;
   /** Methods the layer handles; others pass through untouched. Default `['POST', 'PATCH']`. */
   readonly methods?: readonly string[];
   /** Answer 400 when a handled method comes without a key. Default true; false lets it run unprotected. */
@@ -77,6 +84,8 @@ export interface HttpIdempotencyOptions<Req> extends EngineOptions, RouteOptions
 
 export interface ResolvedRoute<Req> {
   readonly header: string;
+  /** The route's key function; undefined: the key is the `header`. */
+  readonly key: KeyFunction<Req> | undefined;
   readonly methods: ReadonlySet<string>;
   readonly required: boolean;
   readonly scope: (view: RequestView<Req>) => string;
@@ -92,6 +101,7 @@ export interface ResolvedRoute<Req> {
 
 export const ROUTE_OPTION_NAMES = [
   'header',
+  'key',
   'methods',
   'required',
   'scope',
@@ -215,6 +225,7 @@ export function resolveRoute<Req>(
     throw new InvalidOptionsError(`retentionMs (${retentionMs}) must be at least leaseMs (${leaseMs})`);
   return {
     header: header.toLowerCase(),
+    key: resolveKeyFunction(options.key, inherited?.key),
     methods:
       options.methods === undefined
         ? (inherited?.methods ?? new Set(['POST', 'PATCH']))

@@ -87,6 +87,22 @@ describe.each(stores)('oncely/lambda on $name', (setup) => {
         expect(runs).toEqual([{ attempt: 1, takeover: false }]);
       });
 
+      it('a key taken from the body (key option, as Powertools users key by orderId): replays without a header', async () => {
+        const { runs, handler } = payments();
+        const call = invoke(handler, {
+          key: (_event, body) => (body as { orderId?: string } | undefined)?.orderId,
+        });
+        const orderId = unique('order');
+        const body = JSON.stringify({ orderId, amount: 7 });
+        const first = (await call(send(undefined, { body }))) as Result;
+        const replay = (await call(send(undefined, { body }))) as Result;
+        expect(first.statusCode).toBe(201);
+        expectReplayOf(replay, first);
+        expect(runs).toHaveLength(1);
+        const none = (await call(send(undefined, { body: '{"amount":7}' }))) as Result;
+        expect([none.statusCode, problem(none).type]).toEqual([400, expect.stringMatching(/key-missing$/)]);
+      });
+
       it('a base64 body (isBase64Encoded) replays as the same bytes, base64 again', async () => {
         const bytes = randomBytes(4096); // binary, and over compressAboveBytes: stored compressed
         let runs = 0;

@@ -15,6 +15,10 @@ import {
 import type { AdapterHarness } from './harness.js';
 import { binaryBody, LARGE_PAD } from './routes.js';
 
+/** The `key` option the key-from-the-body cases use: the same on every adapter, since it reads the body only. */
+const orderIdOf = (_request: unknown, body: unknown): string | undefined =>
+  (body as { orderId?: string } | undefined)?.orderId;
+
 interface Case {
   readonly name: string;
   readonly options?: Record<string, unknown>;
@@ -123,6 +127,46 @@ export const cases: Case[] = [
     async run({ send, counters }) {
       expectProblem(await send('/payments'), 'key-missing', 400);
       expect(counters.get('payments', undefined)).toBe(0);
+    },
+  },
+  {
+    name: 'a key taken from the body (key option): a retry with the same field replays, whatever its headers; another field runs',
+    options: { key: orderIdOf },
+    async run({ send, key, counters }) {
+      const k = key('order');
+      const body = JSON.stringify({ orderId: k, amount: 100 });
+      const first = await send('/payments', { body });
+      expect(first.status).toBe(201);
+      // The header is not the key on this route: a different one (or none) is the same request.
+      const replay = await send('/payments', { body, key: key('ignored') });
+      expectReplayOf(replay, first);
+      const other = await send('/payments', { body: JSON.stringify({ orderId: `${k}-2`, amount: 100 }) });
+      expect(other.status).toBe(201);
+      expect(other.headers['idempotent-replayed']).toBeUndefined();
+      expect(counters.get('payments', k)).toBe(1);
+      expect(counters.get('payments', `${k}-2`)).toBe(1);
+    },
+  },
+  {
+    name: 'a key from the body follows the header rules: none is 400 key-missing, a number or 256 characters 400 key-malformed',
+    options: { key: orderIdOf },
+    async run({ send, counters }) {
+      expectProblem(await send('/payments', { body: '{"amount":1}' }), 'key-missing', 400);
+      expectProblem(await send('/payments', { body: '{"orderId":42}' }), 'key-malformed', 400);
+      expectProblem(await send('/payments', { body: '{"orderId":{"a":1}}' }), 'key-malformed', 400);
+      const long = JSON.stringify({ orderId: 'x'.repeat(256) });
+      expectProblem(await send('/payments', { body: long }), 'key-malformed', 400);
+      expectProblem(await send('/payments', { body: '{"orderId":"a\\u0007b"}' }), 'key-malformed', 400);
+      expect(counters.total).toBe(0);
+    },
+  },
+  {
+    name: 'a key from the body with required: false: a request without one runs unprotected, every time',
+    options: { key: orderIdOf, required: false },
+    async run({ send, counters }) {
+      const statuses = [await send('/payments'), await send('/payments')].map((r) => r.status);
+      expect(statuses).toEqual([201, 201]);
+      expect(counters.total).toBe(2);
     },
   },
   {
