@@ -21,7 +21,11 @@ export const ISOLATIONS: readonly Isolation[] = ['REPEATABLE READ', 'READ COMMIT
 /** A pool of `driver` whose every connection runs its transactions at `isolation`. */
 export function createPool(
   driver: DriverName,
-  { isolation = 'REPEATABLE READ', size = 6 }: { isolation?: Isolation; size?: number } = {},
+  {
+    isolation = 'REPEATABLE READ',
+    size = 6,
+    lockWaitS,
+  }: { isolation?: Isolation; size?: number; lockWaitS?: number } = {},
 ): MySqlPool {
   const url = new URL(MYSQL_URL);
   const config = {
@@ -31,12 +35,14 @@ export function createPool(
     password: decodeURIComponent(url.password),
     database: url.pathname.slice(1),
   };
-  const setting = `SET SESSION TRANSACTION ISOLATION LEVEL ${isolation}`;
-  if (driver === 'mariadb') return mariadb.createPool({ ...config, connectionLimit: size, initSql: setting });
+  const settings = [`SET SESSION TRANSACTION ISOLATION LEVEL ${isolation}`];
+  if (lockWaitS !== undefined) settings.push(`SET SESSION innodb_lock_wait_timeout = ${lockWaitS}`);
+  if (driver === 'mariadb')
+    return mariadb.createPool({ ...config, connectionLimit: size, initSql: settings });
   const pool = mysql.createPool({ ...config, connectionLimit: size });
-  // The callback pool's event: its query is queued on the new connection before anything the store sends.
+  // The callback pool's event: its queries are queued on the new connection before anything the store sends.
   pool.pool.on('connection', (connection) => {
-    connection.query(setting);
+    for (const setting of settings) connection.query(setting);
   });
   return pool;
 }
@@ -75,7 +81,7 @@ export async function dropTable(pool: MySqlPool, table: string): Promise<void> {
 export async function createTestTable(
   label: string,
   driver: DriverName,
-  options: { isolation?: Isolation; size?: number } = {},
+  options: { isolation?: Isolation; size?: number; lockWaitS?: number } = {},
 ): Promise<TestTable> {
   const pool = createPool(driver, options);
   const table = uniqueTable(label);

@@ -48,7 +48,11 @@ function hintFor(code: number | undefined, table: string): string | undefined {
 export function storeError(operation: string, error: unknown, table: string): OncelyError {
   if (isOncelyError(error)) return error;
   const code = serverErrorOf(error);
-  const message = error instanceof Error ? error.message : String(error);
+  // The server's own words: the drivers' `message` may carry the statement and its values (the mariadb connector
+  // appends both), which have no place in a log line.
+  const server = (error as { sqlMessage?: unknown } | null)?.sqlMessage;
+  const message =
+    typeof server === 'string' ? server : error instanceof Error ? error.message : String(error);
   const hint = hintFor(code, table);
   const detail = code === undefined ? message : `error ${code}: ${message}`;
   return new StoreUnavailableError(`mysql ${operation} failed (${detail})${hint ? `; ${hint}` : ''}`, {

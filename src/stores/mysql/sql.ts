@@ -84,7 +84,7 @@ function render(template: string, routines: Routines, clock: string): string {
     .replaceAll('{{table}}', quoteName(routines.table))
     .replaceAll('{{begin}}', quoteName(routines.begin))
     .replaceAll('{{delete}}', quoteName(routines.delete))
-    .replaceAll('{{expires_index}}', quoteName(`${routines.table}_expires_at_idx`))
+    .replaceAll('{{expires_index}}', quoteName('expires_at_idx'))
     .replaceAll('{{clock}}', clock);
 }
 

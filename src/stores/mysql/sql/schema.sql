@@ -1,5 +1,5 @@
--- The MySQL store's table. migrate.ts replaces {{table}} and {{expires_index}} with quoted identifiers; the
--- statement is idempotent (IF NOT EXISTS), and accepted by MySQL 8.0+ and MariaDB 10.5+.
+-- The MySQL store's table. sql.ts replaces {{table}} and {{expires_index}} with quoted identifiers (index names
+-- are per table in MySQL: the index needs no prefix); idempotent (IF NOT EXISTS), for MySQL 8 and MariaDB 10.5+.
 --
 -- Times are BIGINT milliseconds since the epoch, like the Store contract, so no conversion can round them.
 -- key          the already scoped and hashed storage key, as UTF-8 bytes (VARBINARY: compared byte for byte,

@@ -1,4 +1,4 @@
--- survey: the inspector's bounded walk (the dashboard, the CLI): at most :scan + 1 live rows, newest expiry first
+-- survey: the inspector's bounded walk (the dashboard, the CLI): at most :walk live rows, newest expiry first
 -- down the expiry index, never a body (the one more only tells whether the walk stopped early). Rows past
 -- expires_at_ms do not exist logically (as for get). :now ms (NULL: the server's UTC clock), :walk the scan limit + 1.
 -- mark_headers carries the headers of a completed row with an empty body only: the one kind a mark can match.
