@@ -1,9 +1,8 @@
-import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type PaymentsServer, startPaymentsServer } from '../../examples/payments/server.js';
 import { createClient, type RetryEvent } from '../../src/client/index.js';
 import { RedisStore } from '../../src/stores/redis/index.js';
-import { type RedisProcess, startRedis, stopAll, storeClient } from '../redis/support/redis-server.js';
+import { useDisposableRedis } from '../redis/support/disposable.js';
 
 // The demo payments service on a Redis store of its own; the test stops that redis-server mid-call and starts it
 // again. The service fails closed (503 store-unavailable, Retry-After: 1) while Redis is down; the client backs
@@ -15,21 +14,16 @@ const post = {
   body: JSON.stringify({ amount: 1999, currency: 'EUR' }),
 };
 
-let redis: RedisProcess | undefined;
-let connection: Redis;
+// The store's client is what docs/stores/redis.md recommends (fail fast, no offline queue), reconnecting every 100 ms.
+const redis = useDisposableRedis({ reconnectMs: 100 });
 let server: PaymentsServer;
 
 beforeAll(async () => {
-  redis = await startRedis();
-  // What docs/stores/redis.md recommends (fail fast, no offline queue), reconnecting every 100 ms.
-  connection = await storeClient(redis.port, { reconnectMs: 100 });
-  server = await startPaymentsServer({ store: new RedisStore({ client: connection }), processingMs: 20 });
+  server = await startPaymentsServer({ store: new RedisStore({ client: redis.client }), processingMs: 20 });
 });
 
 afterAll(async () => {
   await server?.close();
-  connection?.disconnect();
-  await stopAll([redis]);
 });
 
 describe('a store outage', () => {
@@ -38,7 +32,7 @@ describe('a store outage', () => {
     const warm = await createClient().fetch(url, post);
     expect(warm.response.status).toBe(201);
 
-    await redis!.kill();
+    await redis.server.kill();
     const events: RetryEvent[] = [];
     let restarted: Promise<void> | undefined;
     const client = createClient({
@@ -47,7 +41,7 @@ describe('a store outage', () => {
       onRetry: (event) => {
         events.push(event);
         // Back after the client has been told "unavailable" twice.
-        if (events.length === 2) restarted = redis!.restart();
+        if (events.length === 2) restarted = redis.server.restart();
       },
     });
     const result = await client.fetch(url, post);

@@ -4,12 +4,11 @@
  * (1M keys, 1,999 SCAN calls) to find 20 records. The keyspace here is a redis-server of the test's own, so the
  * server's command counts are this test's alone.
  */
-import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { dashboard } from '../../src/dashboard/index.js';
 import type { Snapshot } from '../../src/dashboard/model.js';
 import { RedisStore } from '../../src/stores/redis/index.js';
-import { type RedisProcess, startRedis, stopAll } from '../redis/support/redis-server.js';
+import { useDisposableRedis } from '../redis/support/disposable.js';
 import { type Browser, chromiumAvailable, launch } from './support/browser.js';
 import { serve } from './support/env.js';
 
@@ -18,14 +17,10 @@ const RECORDS = 20;
 /** The dashboard's SCAN asks for this many keys per call (keys-redis.ts). */
 const SCAN_COUNT = 500;
 
-let server: RedisProcess;
-let client: Redis;
-let admin: Redis;
+const redis = useDisposableRedis();
 
 beforeAll(async () => {
-  server = await startRedis();
-  client = new Redis({ port: server.port, host: '127.0.0.1' });
-  admin = new Redis({ port: server.port, host: '127.0.0.1' });
+  const { client, admin } = redis;
   for (let start = 0; start < FOREIGN; start += 5_000) {
     const pipeline = admin.pipeline();
     for (let i = start; i < start + 5_000; i++) pipeline.set(`session:${i}`, 'someone else');
@@ -38,23 +33,17 @@ beforeAll(async () => {
   expect(await admin.dbsize()).toBe(FOREIGN + RECORDS);
 }, 60_000);
 
-afterAll(async () => {
-  client?.disconnect();
-  admin?.disconnect();
-  await stopAll([server]);
-});
-
 const scanCalls = async () => {
-  const info = await admin.info('commandstats');
+  const info = await redis.admin.info('commandstats');
   return Number(/^cmdstat_scan:calls=(\d+)/m.exec(info)?.[1] ?? 0);
 };
 
 async function snapshotWith(scanLimit: number | undefined): Promise<{ snapshot: Snapshot; scans: number }> {
   const board = dashboard({
-    source: { redis: client },
+    source: { redis: redis.client },
     ...(scanLimit === undefined ? {} : { scanLimit }),
   });
-  await admin.config('RESETSTAT');
+  await redis.admin.config('RESETSTAT');
   const snapshot = (await (
     await board.fetch(new Request('http://127.0.0.1/api/snapshot'))
   ).json()) as Snapshot;
@@ -84,7 +73,7 @@ describe('scanLimit', () => {
   it.skipIf(!canRun)(
     'the page says the counts are a lower bound, and after how many keys',
     async () => {
-      const board = dashboard({ source: { redis: client }, scanLimit: 2_000 });
+      const board = dashboard({ source: { redis: redis.client }, scanLimit: 2_000 });
       const http = await serve((req, res) => board.node(req, res));
       let browser: Browser | undefined;
       try {

@@ -3,11 +3,10 @@
  * share it. A slow build (a locked PostgreSQL table, a stopped Redis) used to be joined by a new full build every
  * `refreshMs / 2`: three viewers polling ran 11 full scans at once.
  */
-import { Redis } from 'ioredis';
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Dashboard, dashboard } from '../../src/dashboard/index.js';
-import { type RedisProcess, startRedis, stopAll } from '../redis/support/redis-server.js';
+import { useDisposableRedis } from '../redis/support/disposable.js';
 import { requireService } from '../support/services.js';
 import { postgresEnv, testPool, until } from './support/env.js';
 import { lockKeys, waitingReads } from './support/late-app.js';
@@ -116,27 +115,16 @@ describe('postgres', () => {
 });
 
 describe('redis', () => {
-  let server: RedisProcess;
-  let client: Redis;
-  let admin: Redis;
-  beforeAll(async () => {
-    // A server of this test's own: it is stopped (SIGSTOP) to hold a build up, which no other test may feel.
-    server = await startRedis();
-    client = new Redis({ port: server.port, host: '127.0.0.1' });
-    admin = new Redis({ port: server.port, host: '127.0.0.1' });
-  });
-  afterAll(async () => {
-    client?.disconnect();
-    admin?.disconnect();
-    await stopAll([server]);
-  });
+  // A server of this test's own: it is stopped (SIGSTOP) to hold a build up, which no other test may feel.
+  const redis = useDisposableRedis();
 
   const calls = async (command: string) => {
-    const info = await admin.info('commandstats');
+    const info = await redis.admin.info('commandstats');
     return Number(new RegExp(`^cmdstat_${command}:calls=(\\d+)`, 'm').exec(info)?.[1] ?? 0);
   };
 
   it('viewers share the build in flight: one scan however many poll while the server is stopped', async () => {
+    const { client, admin, server } = redis;
     await client.set('oncely:{abc}', 'not a record');
     const board = dashboard({ source: { redis: client }, refreshMs: REFRESH_MS });
     await admin.config('RESETSTAT');

@@ -4,24 +4,19 @@
  * on records found walked the whole keyspace to find them (the CLI's `oncely stats` and `store.stats()` did). The
  * keyspace is a redis-server of the test's own, so the server's command counts are this test's alone.
  */
-import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { RedisStore } from '../../src/stores/redis/index.js';
-import { type RedisProcess, startRedis, stopAll } from './support/redis-server.js';
+import { useDisposableRedis } from './support/disposable.js';
 
 const FOREIGN = 20_000;
 const RECORDS = 20;
 /** Keys one SCAN asks for at most (bounded-scan.ts). */
 const SCAN_COUNT = 500;
 
-let server: RedisProcess;
-let client: Redis;
-let admin: Redis;
+const redis = useDisposableRedis();
 
 beforeAll(async () => {
-  server = await startRedis();
-  client = new Redis({ port: server.port, host: '127.0.0.1' });
-  admin = new Redis({ port: server.port, host: '127.0.0.1' });
+  const { client, admin } = redis;
   const pipeline = admin.pipeline();
   for (let i = 0; i < FOREIGN; i++) pipeline.set(`session:${i}`, 'someone else');
   await pipeline.exec();
@@ -31,13 +26,8 @@ beforeAll(async () => {
   }
 }, 60_000);
 
-afterAll(async () => {
-  client?.disconnect();
-  admin?.disconnect();
-  await stopAll([server]);
-});
-
 async function statsWith(statsScanLimit: number) {
+  const { client, admin } = redis;
   const store = new RedisStore({ client, statsScanLimit });
   await admin.config('RESETSTAT');
   const stats = await store.stats();
