@@ -1,12 +1,8 @@
 import * as mariadb from 'mariadb';
 import mysql from 'mysql2/promise';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  InvalidOptionsError,
-  isInvalidKeyError,
-  isStoreUnavailableError,
-  type StoredOutcome,
-} from '../../src/index.js';
+import { InvalidOptionsError, isInvalidKeyError, isStoreUnavailableError } from '../../src/index.js';
+import type { StoredOutcome } from '../../src/store.js';
 import { type MySqlPool, MySqlStore, migrate, schemaFor } from '../../src/stores/mysql/index.js';
 import { FakeClock } from '../../src/testing/index.js';
 import { freePort } from '../support/free-port.js';
