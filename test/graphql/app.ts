@@ -47,10 +47,12 @@ export interface Counters {
   gate: Promise<void> | undefined;
   /** `flaky` throws while this is above zero, counting down. */
   failures: number;
+  /** How long `slow` holds its key after the gate, in ms. */
+  delayMs: number;
 }
 
 export function counters(): Counters {
-  return { runs: new Map(), byKey: new Map(), gate: undefined, failures: 0 };
+  return { runs: new Map(), byKey: new Map(), gate: undefined, failures: 0, delayMs: 20 };
 }
 
 const bump = (map: Map<string, number>, name: string) => map.set(name, (map.get(name) ?? 0) + 1);
@@ -88,7 +90,7 @@ export function app(
           slow: async (_, { cents }: { cents: number }, { request }) => {
             const result = payment('slow', cents, null, request);
             await count.gate;
-            await new Promise((resolve) => setTimeout(resolve, 20));
+            await new Promise((resolve) => setTimeout(resolve, count.delayMs));
             return result;
           },
           flaky: (_, { cents }: { cents: number }, { request }) => {
