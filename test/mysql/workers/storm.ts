@@ -6,7 +6,7 @@
  */
 import { createInterface } from 'node:readline';
 import { MySqlStore } from '../../../src/stores/mysql/index.js';
-import { createPool, type DriverName, type Isolation } from '../support.js';
+import { createPool, type DriverName, type Isolation, query } from '../support.js';
 
 interface Config {
   readonly driver: DriverName;
@@ -71,7 +71,7 @@ async function settle(action: string) {
   write('settled');
 }
 
-await pool.query('SELECT 1');
+await query(pool, 'SELECT 1');
 write('ready');
 for await (const line of createInterface({ input: process.stdin })) {
   const [command, argument] = line.split(' ');
