@@ -98,7 +98,7 @@ export function idempotency(options: FetchIdempotencyOptions): FetchIdempotency 
       response = await call();
       // `defer` sent its 202 (the handler returns it): the work settles the claim in the background.
       if (deferred) return response;
-      if (!(response instanceof Response))
+      if (!isResponse(response))
         throw new TypeError(`oncely/fetch: the handler must return a Response, got ${describe(response)}`);
       read = await readCapped(response, start.holdLimit, () => void start.ended());
     } catch (error) {
@@ -193,6 +193,18 @@ function operationId(idOrRequest: string | Request): string | undefined {
 function tooLarge(limit: number, method: string): Response {
   const answer = problemAnswer('body-too-large', `the body exceeds ${limit} bytes`);
   return answerResponse(rejected('body-too-large', answer, method, undefined));
+}
+
+/**
+ * True for a `Response`, told by its shape rather than `instanceof`: on Node, @hono/node-server replaces the global
+ * `Response` with its own class once it serves, so the `Response` that `fetch()` resolves with (undici's) is no
+ * instance of the global one there, and a handler that proxies an upstream answer returns one.
+ */
+function isResponse(value: unknown): value is Response {
+  if (value instanceof Response) return true;
+  if (value === null || typeof value !== 'object') return false;
+  const { status, headers } = value as Partial<Response>;
+  return typeof status === 'number' && typeof headers?.get === 'function' && 'body' in value;
 }
 
 function describe(value: unknown): string {

@@ -98,6 +98,28 @@ describe('oncely/fetch: the handler', () => {
     expect(runs).toBe(2);
   });
 
+  it("a Response of another class than the global one (undici's, from fetch(), once @hono/node-server swapped the global) is read like any", async () => {
+    const { serve } = await import('@hono/node-server');
+    const server = serve({ fetch: () => new Response('served'), port: 0, hostname: '127.0.0.1' });
+    try {
+      if (!server.listening) await new Promise((resolve) => server.once('listening', resolve));
+      const upstream = await fetch(`http://127.0.0.1:${(server.address() as { port: number }).port}/`);
+      expect(upstream instanceof Response, 'the global Response was not swapped').toBe(false);
+      let runs = 0;
+      const handler = withIdempotency(() => {
+        runs++;
+        return upstream;
+      }, base());
+      const first = await handler(post('/proxy', 'k10'));
+      expect([first.status, await first.text()]).toEqual([200, 'served']);
+      const replay = await handler(post('/proxy', 'k10'));
+      expect([replay.headers.get('idempotent-replayed'), await replay.text()]).toEqual(['true', 'served']);
+      expect(runs).toBe(1);
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+
   it('a response body that fails while it is read releases the key, and the error reaches the runtime', async () => {
     let runs = 0;
     const handler = withIdempotency(async () => {

@@ -6,12 +6,21 @@
  */
 import { describe, expect, it } from 'vitest';
 import { withIdempotency } from '../../src/http/fetch.js';
-import { MemoryStore } from '../../src/index.js';
+import { MemoryStore, type OncelyEvent } from '../../src/index.js';
 import { defaultId, until } from '../http/support/fixture.js';
 
 const CAP = 64 * 1024;
 const CHUNK = 16 * 1024;
 const TOTAL = 1024 * 1024;
+
+/** The reasons the engine gave for each release, as `onEvent` hears them. */
+function releases() {
+  const reasons: string[] = [];
+  const onEvent = (event: OncelyEvent) => {
+    if (event.type === 'released') reasons.push(event.reason);
+  };
+  return { reasons, onEvent };
+}
 
 const post = (path: string, key: string) =>
   new Request(`http://localhost${path}`, { method: 'POST', headers: { 'idempotency-key': key }, body: '{}' });
@@ -21,6 +30,7 @@ describe('oncely/fetch: streamed responses', () => {
     const store = new MemoryStore();
     let runs = 0;
     let produced = 0;
+    const released = releases();
     const handler = withIdempotency(
       () => {
         runs++;
@@ -33,7 +43,7 @@ describe('oncely/fetch: streamed responses', () => {
         });
         return new Response(body, { headers: { 'content-type': 'application/octet-stream' } });
       },
-      { store, maxBodyBytes: CAP, logger: false },
+      { store, maxBodyBytes: CAP, logger: false, onEvent: released.onEvent },
     );
     const response = await handler(post('/export', 'k1'));
     expect(response.status).toBe(200);
@@ -47,6 +57,8 @@ describe('oncely/fetch: streamed responses', () => {
     expect(received).toBe(TOTAL);
     await until(async () => (await store.get(id))?.state !== 'inProgress');
     expect((await store.get(id))?.state).not.toBe('completed');
+    // Released as a response not kept (it went out whole), not as a failed one.
+    expect(released.reasons).toEqual(['notKept']);
     const retry = await handler(post('/export', 'k1'));
     expect(retry.headers.get('idempotent-replayed')).toBeNull();
     await retry.body?.cancel();
@@ -57,6 +69,7 @@ describe('oncely/fetch: streamed responses', () => {
     const store = new MemoryStore();
     let runs = 0;
     let cancelled = false;
+    const released = releases();
     const handler = withIdempotency(
       () => {
         runs++;
@@ -72,7 +85,7 @@ describe('oncely/fetch: streamed responses', () => {
         });
         return new Response(body, { headers: { 'content-type': 'text/event-stream' } });
       },
-      { store, logger: false },
+      { store, logger: false, onEvent: released.onEvent },
     );
     const response = await handler(post('/events', 'k2'));
     const reader = response.body!.getReader();
@@ -83,6 +96,7 @@ describe('oncely/fetch: streamed responses', () => {
     expect(cancelled).toBe(true);
     const id = defaultId('POST', '/events', 'k2');
     await until(async () => (await store.get(id))?.state !== 'inProgress');
+    expect(released.reasons).toEqual(['notKept']);
     const retry = await handler(post('/events', 'k2'));
     expect(retry.status).toBe(200);
     await retry.body?.cancel();
