@@ -1,7 +1,7 @@
 /**
  * @module `oncely/fetch` on real runtimes: the same app (apps/runtime-app.ts, withIdempotency on RedisStore with
  * ioredis) served by Bun (`Bun.serve`, running the TypeScript sources as they are) and by Deno (`Deno.serve`, the
- * sources through `--unstable-sloppy-imports`, which resolves their `.js` specifiers to the `.ts` files, and
+ * sources through `--sloppy-imports`, which resolves their `.js` specifiers to the `.ts` files, and
  * ioredis from node_modules through package.json), answered over real sockets.
  */
 import { randomUUID } from 'node:crypto';
@@ -21,7 +21,7 @@ const runtimes = [
     command: bin('deno'),
     args: [
       'run',
-      '--unstable-sloppy-imports',
+      '--sloppy-imports',
       '--allow-net',
       '--allow-env',
       '--allow-read',

@@ -22,7 +22,8 @@ export function startRuntimeServer(
 ): Promise<RuntimeServer> {
   const child = spawn(command, args, {
     cwd: repoRoot,
-    env: { ...process.env, ...env },
+    // Plain text: the output goes into the test's error message when the server does not start.
+    env: { ...process.env, NO_COLOR: '1', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
