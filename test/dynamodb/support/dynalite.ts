@@ -63,6 +63,9 @@ export function clientFor(endpoint: string, config: DynamoDBClientConfig = {}): 
 /** dynalite on a free port with the store's table (`table`) made by `migrate`. */
 export async function startDynalite(table = 'oncely_keys'): Promise<Backend> {
   const server = dynalite({ createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 });
+  // Node closes a keep-alive connection idle for 5 s, racing a client that reuses it at that moment (the request
+  // then fails with ECONNRESET): DynamoDB's endpoints keep theirs far longer.
+  server.keepAliveTimeout = 120_000;
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   const endpoint = `http://127.0.0.1:${port}`;
