@@ -10,6 +10,7 @@ import { idempotency as honoIdempotency } from '../../src/http/hono.js';
 import { idempotency as nodeIdempotency } from '../../src/http/node.js';
 import { isInvalidOptionsError, MemoryStore } from '../../src/index.js';
 import { OncelyModule } from '../../src/nestjs/index.js';
+import { closing, listening } from '../support/listen.js';
 import { socketClient, toTestResponse } from './support/harness.js';
 
 const factories = {
@@ -135,8 +136,7 @@ describe('oncely/express', () => {
       res.status(201).json({ runs: ++runs, body: Buffer.isBuffer(req.body) ? req.body.toString() : null });
     });
     const server = app.listen(0, '127.0.0.1');
-    await new Promise((resolve) => server.once('listening', resolve));
-    const { port } = server.address() as { port: number };
+    const port = await listening(server);
     const request = socketClient(`http://127.0.0.1:${port}`);
     const headers = { 'idempotency-key': 'k', 'content-type': 'text/plain' };
     const one = await request({ path: '/a/1', headers, body: 'hello' });
@@ -149,8 +149,7 @@ describe('oncely/express', () => {
       runs: 2,
       body: 'hello',
     });
-    server.closeAllConnections();
-    await new Promise((resolve) => server.close(resolve));
+    await closing(server)();
   });
 });
 
@@ -171,8 +170,7 @@ describe('oncely/express with middleware that patched the response before it', (
       res.status(201).json({ runs: ++runs });
     });
     const server = app.listen(0, '127.0.0.1');
-    await new Promise((resolve) => server.once('listening', resolve));
-    const { port } = server.address() as { port: number };
+    const port = await listening(server);
     const request = socketClient(`http://127.0.0.1:${port}`);
     const headers = { 'idempotency-key': 'k', 'content-type': 'application/json' };
     const first = await request({ path: '/p', headers, body: '{}' });
@@ -182,8 +180,7 @@ describe('oncely/express with middleware that patched the response before it', (
     expect(replay.headers['idempotent-replayed']).toBe('true');
     expect(replay.body.equals(first.body)).toBe(true);
     expect(runs).toBe(1);
-    server.closeAllConnections();
-    await new Promise((resolve) => server.close(resolve));
+    await closing(server)();
   });
 });
 

@@ -1,9 +1,9 @@
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
-import type { AddressInfo } from 'node:net';
 import express from 'express';
 import { afterEach, describe, expect, it } from 'vitest';
 import { idempotency } from '../../src/http/express.js';
 import { DIAGNOSTICS_CHANNELS, MemoryStore } from '../../src/index.js';
+import { closing, listening } from '../support/listen.js';
 import { defaultId } from './support/fixture.js';
 
 // The diagnostics channels seen through an HTTP adapter: the engine's messages carry the route as their scope, and
@@ -38,10 +38,9 @@ async function app(options: { localCache?: boolean } = {}) {
       res.status(201).json({ ok: true });
     },
   );
-  const listening = server.listen(0, '127.0.0.1');
-  await new Promise((resolve) => listening.once('listening', resolve));
-  closers.push(() => new Promise((resolve) => listening.close(resolve)));
-  const { port } = listening.address() as AddressInfo;
+  const http = server.listen(0, '127.0.0.1');
+  closers.push(closing(http));
+  const port = await listening(http);
   const send = (key: string | undefined, body: unknown) =>
     fetch(`http://127.0.0.1:${port}/orders/7`, {
       method: 'POST',

@@ -1,10 +1,10 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import type { AddressInfo } from 'node:net';
 import express from 'express';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { idempotency } from '../../src/http/express.js';
 import { RedisStore } from '../../src/stores/redis/index.js';
+import { closing, listening } from '../support/listen.js';
 import { requireService, services } from '../support/services.js';
 
 // Encryption at rest over HTTP, through Express on the machine's Redis: a replay is the first answer byte for byte,
@@ -44,15 +44,14 @@ async function app(prefix: string, keys: (typeof oldKey)[]) {
       },
     )
     .listen(0, '127.0.0.1');
-  await new Promise((resolve) => server.once('listening', resolve));
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/payments`;
+  const url = `http://127.0.0.1:${await listening(server)}/payments`;
   const post = (key: string) =>
     fetch(url, {
       method: 'POST',
       headers: { authorization: 'Bearer t', 'content-type': 'application/json', 'idempotency-key': key },
       body: '{"amount":100}',
     });
-  return { runs, post, close: () => new Promise((resolve) => server.close(resolve)) };
+  return { runs, post, close: closing(server) };
 }
 
 /** The one record under `prefix`, as its Redis key. */

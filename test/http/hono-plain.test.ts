@@ -1,13 +1,14 @@
 // oncely/hono on @hono/node-server with no middleware headers on the context: the layer's answers and the stored
 // responses are read and written as node-server's lightweight Response with a plain header object (its fast
 // path). The semantics suite's app sets headers in middleware on every route, which takes the other path.
-import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
 import { serve } from '@hono/node-server';
 import { Hono } from 'hono';
 import { afterAll, describe, expect, it } from 'vitest';
 import { idempotency } from '../../src/http/hono.js';
 import { lightweightParts } from '../../src/http/hono-lightweight.js';
 import { MemoryStore } from '../../src/index.js';
+import { closing, listening } from '../support/listen.js';
 
 const app = new Hono();
 let runs = 0;
@@ -32,10 +33,10 @@ app.post('/listed', idem, () => {
   return new Response(`listed ${++runs}`, { status: 200, headers });
 });
 
-const server = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' });
-await new Promise((resolve) => server.once('listening', resolve));
-const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+// node-server's default is a node:http server (it makes an HTTP/2 one only when asked to).
+const server = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }) as Server;
+const base = `http://127.0.0.1:${await listening(server)}`;
+afterAll(closing(server));
 
 const post = async (path: string, key: string) => {
   const response = await fetch(`${base}${path}`, { method: 'POST', headers: { 'idempotency-key': key } });

@@ -4,18 +4,17 @@
  * key or its `Authorization` value (all three are in the default scope, which the label is not).
  */
 import assert from 'node:assert/strict';
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import express, { type Response } from 'express';
 import { afterAll, describe, it } from 'vitest';
 import type { Store } from '../../src/core/store.js';
 import { idempotency } from '../../src/http/express.js';
+import { closing, listening } from '../support/listen.js';
 import { memoryStore, redisStore } from './support/stores.js';
 
 const SECRET = 'Bearer sk_live_4f9a_secret_token';
-const servers: Server[] = [];
+const closers: (() => Promise<void>)[] = [];
 afterAll(async () => {
-  await Promise.all(servers.map((server) => new Promise((resolve) => server.close(resolve))));
+  await Promise.all(closers.map((close) => close()));
 });
 
 /** An Express app with the layer on two routes and app-wide on a third; each answer says its record's id. */
@@ -30,11 +29,9 @@ async function start(store: Store): Promise<string> {
   app.post('/payments/:id/refunds', idem, (_req, res) => {
     res.status(201).json({ record: id(res) });
   });
-  const server = await new Promise<Server>((resolve) => {
-    const listening: Server = app.listen(0, '127.0.0.1', () => resolve(listening));
-  });
-  servers.push(server);
-  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const server = app.listen(0, '127.0.0.1');
+  closers.push(closing(server));
+  return `http://127.0.0.1:${await listening(server)}`;
 }
 
 async function post(url: string, key: string): Promise<string> {

@@ -8,6 +8,7 @@ import { idempotency as expressIdempotency } from '../../src/http/express.js';
 import { idempotency as honoIdempotency } from '../../src/http/hono.js';
 import { PostgresStore } from '../../src/stores/postgres/index.js';
 import { RedisStore } from '../../src/stores/redis/index.js';
+import { closing, listening } from '../support/listen.js';
 import { requireService, services } from '../support/services.js';
 import { socketClient } from './support/harness.js';
 
@@ -43,8 +44,7 @@ describe('the logger is told why the store fails', () => {
       res.status(201).json({});
     });
     const server = app.listen(0, '127.0.0.1');
-    await new Promise((resolve) => server.once('listening', resolve));
-    const request = socketClient(`http://127.0.0.1:${(server.address() as { port: number }).port}`);
+    const request = socketClient(`http://127.0.0.1:${await listening(server)}`);
     try {
       for (let index = 0; index < 4; index++) {
         const answer = await request({ path: '/p', headers, body: '{}' });
@@ -56,8 +56,7 @@ describe('the logger is told why the store fails', () => {
       expect(warnings[0]).toContain('oncely migrate');
       expect(warnings[0]).toMatch(/503/);
     } finally {
-      server.closeAllConnections();
-      await new Promise((resolve) => server.close(resolve));
+      await closing(server)();
     }
   });
 

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { idempotency } from '../../src/http/express.js';
 import { PostgresStore, transactionOf } from '../../src/stores/postgres/index.js';
 import { createTestSchema, type TestSchema } from '../postgres/support.js';
+import { closing, listening } from '../support/listen.js';
 import { requireService } from '../support/services.js';
 import { socketClient } from './support/harness.js';
 
@@ -43,8 +44,7 @@ describe('oncely/express on PostgresStore.transactional()', () => {
       res.status(201).json({ charged: req.body.amount });
     });
     const server = app.listen(0, '127.0.0.1');
-    await new Promise((resolve) => server.once('listening', resolve));
-    const { port } = server.address() as { port: number };
+    const port = await listening(server);
     const request = socketClient(`http://127.0.0.1:${port}`);
     const send = () =>
       request({
@@ -65,8 +65,7 @@ describe('oncely/express on PostgresStore.transactional()', () => {
     expect(replay.headers['idempotent-replayed']).toBe('true');
     expect(replay.body.equals(first.body)).toBe(true);
     expect(await rows()).toBe(1);
-    server.closeAllConnections();
-    await new Promise((resolve) => server.close(resolve));
+    await closing(server)();
   });
 
   it('answers 503, never the handler 2xx, when the commit fails: the effect rolled back, and the retry runs it once', async () => {
@@ -89,8 +88,7 @@ describe('oncely/express on PostgresStore.transactional()', () => {
       res.status(201).json({ charged: req.body.amount });
     });
     const server = app.listen(0, '127.0.0.1');
-    await new Promise((resolve) => server.once('listening', resolve));
-    const { port } = server.address() as { port: number };
+    const port = await listening(server);
     const request = socketClient(`http://127.0.0.1:${port}`);
     const send = () =>
       request({
@@ -108,7 +106,6 @@ describe('oncely/express on PostgresStore.transactional()', () => {
     const retry = await send();
     expect(retry.status).toBe(201);
     expect(await rows()).toBe(1);
-    server.closeAllConnections();
-    await new Promise((resolve) => server.close(resolve));
+    await closing(server)();
   });
 });

@@ -1,11 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { once } from 'node:events';
-import type { AddressInfo } from 'node:net';
 import express, { type RequestHandler } from 'express';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { idempotency as oncelyExpress } from '../../src/http/express.js';
 import { RedisStore } from '../../src/stores/redis/index.js';
+import { closing, listening } from '../support/listen.js';
 import { requireService, services } from '../support/services.js';
 
 // What docs/migrating.md says the npm peers do, measured against the machine's Redis with their own Redis
@@ -40,15 +39,14 @@ async function serve(layer: RequestHandler, skip: (req: express.Request) => bool
     res.status(201).json({ id: `pay_${randomUUID()}`, amount: req.body.amount });
   });
   const server = app.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/payments`;
+  const url = `http://127.0.0.1:${await listening(server)}/payments`;
   const post = (key: string, authorization = 'Bearer client-a') =>
     fetch(url, {
       method: 'POST',
       headers: { 'idempotency-key': key, 'content-type': 'application/json', authorization },
       body: '{"amount":1999}',
     });
-  return { runs, post, close: () => new Promise((resolve) => server.close(resolve)) };
+  return { runs, post, close: closing(server) };
 }
 
 /** 10 keys, 10 identical concurrent requests each: how many ran the handler more than once. */

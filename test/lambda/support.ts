@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import middy from '@middy/core';
 import type {
   APIGatewayProxyEvent,
@@ -25,6 +24,7 @@ import {
 import { PostgresStore } from '../../src/stores/postgres/index.js';
 import { RedisStore } from '../../src/stores/redis/index.js';
 import { createTestSchema, type TestSchema } from '../postgres/support.js';
+import { freePort } from '../support/free-port.js';
 import { redisStore as redisStoreOf, type StoreSetup } from '../support/redis-store.js';
 import { requireService } from '../support/services.js';
 
@@ -166,7 +166,7 @@ export function postgresStore(label: string): StoreSetup {
  * closed again, so nothing listens there and every call is refused.
  */
 export async function downStores(): Promise<{ redis: Store; postgres: Store; close(): Promise<void> }> {
-  const port = await closedPort();
+  const port = await freePort();
   const client = new Redis({
     host: '127.0.0.1',
     port,
@@ -185,14 +185,6 @@ export async function downStores(): Promise<{ redis: Store; postgres: Store; clo
       await pool.end();
     },
   };
-}
-
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
 
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

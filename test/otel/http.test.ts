@@ -1,11 +1,11 @@
 import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { Hono } from 'hono';
 import { afterAll, describe, expect, it } from 'vitest';
 import { idempotency as honoIdempotency } from '../../src/http/hono.js';
 import { idempotency as nodeIdempotency } from '../../src/http/node.js';
 import { MemoryStore } from '../../src/index.js';
 import { ATTR, METRIC, otel } from '../../src/otel/index.js';
+import { closing, listening } from '../support/listen.js';
 import { isChildOf, named, only, sdk, total, within } from './support/sdk.js';
 
 const telemetry = sdk();
@@ -52,13 +52,13 @@ describe('HTTP adapters: the execution span is a child of the request and its sc
         res.writeHead(201, { 'content-type': 'application/json' }).end('{"ok":true}');
       }),
     );
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    server.listen(0, '127.0.0.1');
     try {
-      const { port } = server.address() as AddressInfo;
+      const port = await listening(server);
       const answer = await fetch(`http://127.0.0.1:${port}/orders/77/refund`, post('key-2'));
       expect(answer.status).toBe(201);
     } finally {
-      server.close();
+      await closing(server)();
     }
     const execution = only(telemetry.spans(), 'oncely POST');
     expect(execution.attributes[ATTR.scope]).toBe('POST');

@@ -1,10 +1,10 @@
-import type { AddressInfo } from 'node:net';
 import express from 'express';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { idempotency } from '../../src/http/express.js';
 import { Inbox, isTransactionEscapedError } from '../../src/index.js';
 import { PostgresStore, transactionOf } from '../../src/stores/postgres/index.js';
 import { socketClient } from '../http/support/harness.js';
+import { closing, listening } from '../support/listen.js';
 import { requireService } from '../support/services.js';
 import { createTestSchema, type TestSchema } from './support.js';
 
@@ -55,9 +55,8 @@ describe('oncely/express on a transactional store, a handler that escapes', () =
         },
       );
       const server = app.listen(0, '127.0.0.1');
-      await new Promise((resolve) => server.once('listening', resolve));
       try {
-        const send = socketClient(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);
+        const send = socketClient(`http://127.0.0.1:${await listening(server)}`);
         const key = `http-${answer}`;
         const call = () => send({ path: '/pay', headers: { 'idempotency-key': key } });
         const first = await call();
@@ -76,8 +75,7 @@ describe('oncely/express on a transactional store, a handler that escapes', () =
         expect(runs).toBe(1);
         expect(await rowsFor(key)).toBe(1);
       } finally {
-        server.closeAllConnections();
-        await new Promise((resolve) => server.close(resolve));
+        await closing(server)();
       }
     });
   }

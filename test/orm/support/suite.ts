@@ -18,6 +18,7 @@ import { Outbox } from '../../../src/messaging/outbox/index.js';
 import { scopedKey } from '../../../src/store.js';
 import { socketClient } from '../../http/support/harness.js';
 import { PayProcesses } from '../../postgres/workers/processes.js';
+import { closing, listening } from '../../support/listen.js';
 import { requireService, services } from '../../support/services.js';
 import type { OrmFixture, OrmWorld } from './fixture.js';
 
@@ -406,12 +407,9 @@ async function withServer(
   run: (request: ReturnType<typeof socketClient>) => Promise<void>,
 ): Promise<void> {
   const server = app.listen(0, '127.0.0.1');
-  await new Promise((resolve) => server.once('listening', resolve));
-  const { port } = server.address() as { port: number };
   try {
-    await run(socketClient(`http://127.0.0.1:${port}`));
+    await run(socketClient(`http://127.0.0.1:${await listening(server)}`));
   } finally {
-    server.closeAllConnections();
-    await new Promise((resolve) => server.close(resolve));
+    await closing(server)();
   }
 }
