@@ -22,6 +22,7 @@ const publicEntries: Record<string, string> = {
   'oncely/rabbitmq': 'messaging/brokers/rabbitmq.ts',
   'oncely/nats': 'messaging/brokers/nats.ts',
   'oncely/redis-streams': 'messaging/brokers/redis-streams.ts',
+  'oncely/bullmq': 'messaging/brokers/bullmq.ts',
   'oncely/otel': 'otel/index.ts',
   'oncely/testing': 'testing/index.ts',
   'oncely/nestjs': 'nestjs/index.ts',

@@ -1,10 +1,12 @@
 // A relay in a process of its own, for the storm and crash tests. Config (ONCELY_WORKER): schema, broker
-// ('nats' | 'rabbitmq' | 'redis'), target names, lease and batch size, and `stallAfter`: after that many confirmed
+// ('nats' | 'rabbitmq' | 'redis' | 'bullmq'), target names, lease and batch size, and `stallAfter`: after that many confirmed
 // publishes, report "stalled" and hang mid-batch so the test can SIGKILL the process there.
 import { jetstream } from '@nats-io/jetstream';
 import amqp from 'amqplib';
+import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import pg from 'pg';
+import { BullMqPublisher } from '../../../src/messaging/brokers/bullmq.js';
 import { NatsPublisher } from '../../../src/messaging/brokers/nats.js';
 import { RabbitMqPublisher } from '../../../src/messaging/brokers/rabbitmq.js';
 import { RedisStreamsPublisher } from '../../../src/messaging/brokers/redis-streams.js';
@@ -16,7 +18,10 @@ import { natsConnect } from '../support/nats.js';
 
 interface Config {
   readonly schema: string;
-  readonly broker: 'nats' | 'rabbitmq' | 'redis';
+  readonly broker: 'nats' | 'rabbitmq' | 'redis' | 'bullmq';
+  /** bullmq: the queue's name and its Redis prefix. */
+  readonly queue?: string;
+  readonly queuePrefix?: string;
   readonly natsPort?: number;
   readonly redisPort?: number;
   readonly stream?: string;
@@ -42,6 +47,15 @@ async function brokerPublisher(): Promise<Publisher> {
     const connection = await amqp.connect(services.rabbitmq.url);
     closers.push(() => connection.close());
     return new RabbitMqPublisher({ channel: () => connection.createConfirmChannel() });
+  }
+  if (config.broker === 'bullmq') {
+    const queue = new Queue(config.queue!, {
+      connection: { port: config.redisPort ?? services.redis.port, maxRetriesPerRequest: 1 },
+      prefix: config.queuePrefix!,
+      defaultJobOptions: { attempts: 3, removeOnComplete: { age: 3_600 }, removeOnFail: { age: 3_600 } },
+    });
+    closers.push(() => queue.close());
+    return new BullMqPublisher({ queue });
   }
   const redis = new Redis({ port: config.redisPort ?? services.redis.port, maxRetriesPerRequest: 1 });
   closers.push(() => redis.quit());

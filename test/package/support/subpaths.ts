@@ -11,6 +11,7 @@ export const SUBPATH_PEERS: Readonly<Record<string, readonly string[]>> = {
   'oncely/store': [],
   'oncely/redis': ['ioredis'],
   'oncely/redis-streams': ['ioredis'],
+  'oncely/bullmq': ['bullmq'],
   'oncely/postgres': ['pg'],
   'oncely/outbox': ['pg'],
   'oncely/express': ['express'],
