@@ -19,6 +19,22 @@ afterAll(async () => {
   await db?.drop();
 });
 
+/** `app` on a port of its own: a POST /payments with `key` and `amount`, and the rows the handler wrote for `key`. */
+async function serve(app: express.Express, key: string, amount: number) {
+  const server = app.listen(0, '127.0.0.1');
+  const request = socketClient(`http://127.0.0.1:${await listening(server)}`);
+  const send = () =>
+    request({
+      path: '/payments',
+      headers: { 'idempotency-key': key, 'content-type': 'application/json' },
+      body: JSON.stringify({ amount }),
+    });
+  const rows = async () =>
+    (await db.pool.query(`SELECT count(*)::int AS n FROM ${db.table('payments')} WHERE key = $1`, [key]))
+      .rows[0].n as number;
+  return { send, rows, close: closing(server) };
+}
+
 /**
  * Transactional mode over HTTP: the handler writes its effect through `idempotency.transaction`; the row and the
  * stored response commit together, and an answer that is not kept (5xx) rolls the row back with the claim.
@@ -43,18 +59,7 @@ describe('oncely/express on PostgresStore.transactional()', () => {
       }
       res.status(201).json({ charged: req.body.amount });
     });
-    const server = app.listen(0, '127.0.0.1');
-    const port = await listening(server);
-    const request = socketClient(`http://127.0.0.1:${port}`);
-    const send = () =>
-      request({
-        path: '/payments',
-        headers: { 'idempotency-key': 'tx-1', 'content-type': 'application/json' },
-        body: '{"amount":42}',
-      });
-    const rows = async () =>
-      (await db.pool.query(`SELECT count(*)::int AS n FROM ${db.table('payments')} WHERE key = 'tx-1'`))
-        .rows[0].n as number;
+    const { send, rows, close } = await serve(app, 'tx-1', 42);
 
     expect((await send()).status).toBe(503);
     expect(await rows()).toBe(0);
@@ -65,7 +70,7 @@ describe('oncely/express on PostgresStore.transactional()', () => {
     expect(replay.headers['idempotent-replayed']).toBe('true');
     expect(replay.body.equals(first.body)).toBe(true);
     expect(await rows()).toBe(1);
-    await closing(server)();
+    await close();
   });
 
   it('answers 503, never the handler 2xx, when the commit fails: the effect rolled back, and the retry runs it once', async () => {
@@ -87,18 +92,7 @@ describe('oncely/express on PostgresStore.transactional()', () => {
       }
       res.status(201).json({ charged: req.body.amount });
     });
-    const server = app.listen(0, '127.0.0.1');
-    const port = await listening(server);
-    const request = socketClient(`http://127.0.0.1:${port}`);
-    const send = () =>
-      request({
-        path: '/payments',
-        headers: { 'idempotency-key': 'tx-cut', 'content-type': 'application/json' },
-        body: '{"amount":7}',
-      });
-    const rows = async () =>
-      (await db.pool.query(`SELECT count(*)::int AS n FROM ${db.table('payments')} WHERE key = 'tx-cut'`))
-        .rows[0].n as number;
+    const { send, rows, close } = await serve(app, 'tx-cut', 7);
 
     const cut = await send();
     expect(cut.status).toBe(503);
@@ -106,6 +100,6 @@ describe('oncely/express on PostgresStore.transactional()', () => {
     const retry = await send();
     expect(retry.status).toBe(201);
     expect(await rows()).toBe(1);
-    await closing(server)();
+    await close();
   });
 });
