@@ -176,9 +176,10 @@ describe('expiry by the stored times, never by TTL', () => {
     expect(await store.inspector.record(key)).toBeUndefined();
     const survey = await store.inspector.survey({ limit: 10, scanLimit: 100_000, keyPrefix: key });
     expect(survey.counts.records).toBe(0);
-    const fresh = await store.begin({ key, fingerprint: 'f2', ...begin });
-    expect(fresh).toMatchObject({ kind: 'acquired', attempt: 1, takeover: false });
-    expect(fresh.kind === 'acquired' && fresh.token > token).toBe(true);
+    const fresh = await counting(() => store.begin({ key, fingerprint: 'f2', ...begin }));
+    expect(fresh.result).toMatchObject({ kind: 'acquired', attempt: 1, takeover: false });
+    expect(fresh.result.kind === 'acquired' && fresh.result.token > token).toBe(true);
+    expect(fresh.commands).toEqual(['PutItemCommand']);
   });
 
   it('a live record whose ttl attribute has passed is still replayed: the store never reads ttl', async () => {
@@ -208,6 +209,38 @@ describe('expiry by the stored times, never by TTL', () => {
     expect(ttl * 1000).toBeGreaterThan(Number(Item?.expiresAt?.N));
     expect(ttl * 1000).toBeGreaterThan(Number(Item?.token?.N));
     expect(ttl).toBeLessThan((clock.now() + begin.retentionMs) / 1000 + 2 * 3_600);
+  });
+});
+
+describe('what the store refuses to read or write', () => {
+  it('an item that is not an oncely record is CorruptRecordError, never a replay', async () => {
+    const key = randomUUID();
+    const token = await claimed(key);
+    await store.complete({ key, token, outcome: outcome('{"id":1}'), retentionMs: 60_000 });
+    const tamper = (name: string, value: { N: string } | { S: string }) =>
+      backend.client.send(
+        new UpdateItemCommand({
+          TableName: 'oncely_keys',
+          Key: { pk: { S: key } },
+          UpdateExpression: 'SET #a = :v',
+          ExpressionAttributeNames: { '#a': name },
+          ExpressionAttributeValues: { ':v': value },
+        }),
+      );
+    await tamper('bodyBytes', { N: '3' });
+    await expect(store.begin({ key, fingerprint: 'f1', ...begin })).rejects.toThrow(
+      /body of 8 bytes, recorded as 3/,
+    );
+    await tamper('state', { S: 'done' });
+    await expect(store.get(key)).rejects.toMatchObject({ name: 'CorruptRecordError' });
+  });
+
+  it('a label with control characters is refused before anything is sent', async () => {
+    sent.length = 0;
+    await expect(
+      store.begin({ key: randomUUID(), fingerprint: 'f', ...begin, label: 'POST\n/x' }),
+    ).rejects.toSatisfy(isInvalidOptionsError);
+    expect(sent).toEqual([]);
   });
 });
 
