@@ -1,10 +1,9 @@
-import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Inbox } from '../../src/messaging/consumer.js';
 import { runsKeyOf } from '../../src/messaging/inbox-runs.js';
 import { PostgresStore } from '../../src/stores/postgres/index.js';
+import { createTestSchema, type TestSchema } from '../postgres/support.js';
 import { requireService } from '../support/services.js';
-import { testPool } from './support/pg.js';
 
 // Transactional mode counts runs on a second record (src/messaging/inbox-runs.ts), claimed through an engine of
 // its own. These hold what that record must do: it is gone once the message is finished, released with its count
@@ -26,20 +25,17 @@ async function goneSoon(store: PostgresStore, key: string): Promise<boolean> {
 }
 
 describe('transactional mode: the runs record', () => {
-  const schema = `oncely_msg_runsrec_${process.pid}_${Math.random().toString(36).slice(2, 8)}`;
-  let pool: pg.Pool;
+  let db: TestSchema;
   let store: PostgresStore;
 
   beforeAll(async () => {
     await requireService('postgres');
-    pool = testPool(4);
-    store = new PostgresStore({ pool, schema });
-    await store.migrate();
+    db = await createTestSchema('msg_runsrec', 4);
+    store = new PostgresStore({ pool: db.pool, schema: db.schema });
   });
 
   afterAll(async () => {
-    await pool?.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-    await pool?.end();
+    await db?.drop();
   });
 
   it('is released with its count after a failed run, and gone once the message is processed', async () => {

@@ -1,11 +1,11 @@
-import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MemoryStore, type OncelyEvent } from '../../src/index.js';
 import { actionFor, Inbox, type InboxOutcome } from '../../src/messaging/consumer.js';
 import { PostgresStore } from '../../src/stores/postgres/index.js';
+import { createTestSchema, type TestSchema } from '../postgres/support.js';
 import { requireService } from '../support/services.js';
 import { faulty } from '../unit/faulty-store.js';
-import { testPool, until } from './support/pg.js';
+import { until } from './support/pg.js';
 
 // The inbox answers `processed` (ack) only once the outcome is stored; a store that fails or hangs gives
 // `failed` (redeliver) within `storeTimeoutMs`, on every store call it makes, including the transactional
@@ -69,20 +69,17 @@ describe('the outcome is stored before the inbox says processed', () => {
 });
 
 describe('transactional mode: the runs counter is bounded too', () => {
-  const schema = `oncely_msg_runs_${process.pid}_${Math.random().toString(36).slice(2, 8)}`;
-  let pool: pg.Pool;
+  let db: TestSchema;
   let store: PostgresStore;
 
   beforeAll(async () => {
     await requireService('postgres');
-    pool = testPool(4);
-    store = new PostgresStore({ pool, schema });
-    await store.migrate();
+    db = await createTestSchema('msg_runs', 4);
+    store = new PostgresStore({ pool: db.pool, schema: db.schema });
   });
 
   afterAll(async () => {
-    await pool?.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-    await pool?.end();
+    await db?.drop();
   });
 
   it('a hung store on the runs counter gives failed within storeTimeoutMs; its late claim is given back, so the redelivery runs', async () => {
@@ -95,11 +92,11 @@ describe('transactional mode: the runs counter is bounded too', () => {
       onEvent: (event) => events.push(event),
     });
     // Another session holds the records table: every statement on it waits (a real hang, nothing faked).
-    const blocker = await pool.connect();
+    const blocker = await db.pool.connect();
     let outcome: InboxOutcome<unknown>;
     try {
       await blocker.query('BEGIN');
-      await blocker.query(`LOCK TABLE "${schema}".oncely_keys IN ACCESS EXCLUSIVE MODE`);
+      await blocker.query(`LOCK TABLE ${db.table('oncely_keys')} IN ACCESS EXCLUSIVE MODE`);
       const started = Date.now();
       outcome = await within(3_000, inbox.handle({ id: 'r' }, { redelivered: true }));
       expect(Date.now() - started).toBeLessThan(300 + 500);
@@ -116,7 +113,7 @@ describe('transactional mode: the runs counter is bounded too', () => {
     // The statement that waited on the lock now claims the counter, after its caller gave up: it is released,
     // so the redelivery is not `busy` for a whole lease (30 s here). The counter is the table's only row.
     await until(async () => {
-      const { rows } = await pool.query(`SELECT state FROM "${schema}".oncely_keys`);
+      const { rows } = await db.pool.query(`SELECT state FROM ${db.table('oncely_keys')}`);
       return rows.length === 1 && rows[0].state === 'released';
     }, 5_000);
     const next = await within(5_000, inbox.handle({ id: 'r' }, { redelivered: true }));
