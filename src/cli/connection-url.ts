@@ -2,6 +2,7 @@ import { UsageError } from './errors.js';
 
 export const DEFAULT_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/test';
 export const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379';
+export const DEFAULT_MYSQL_URL = 'mysql://root@127.0.0.1:3306/test';
 
 export interface ConnectionUrl {
   /** What the driver gets. */
@@ -22,6 +23,11 @@ export function databaseUrl(): ConnectionUrl {
 /** REDIS_URL, checked: ioredis would take a bare word for a host name and fail on DNS instead. */
 export function redisUrl(): ConnectionUrl {
   return checked('REDIS_URL', DEFAULT_REDIS_URL, { 'redis:': 'redis://', 'rediss:': 'rediss://' });
+}
+
+/** MYSQL_URL, checked: both MySQL drivers take `mysql://user:password@host:port/database`. */
+export function mysqlUrl(): ConnectionUrl {
+  return checked('MYSQL_URL', DEFAULT_MYSQL_URL, { 'mysql:': 'mysql://', 'mariadb:': 'mariadb://' });
 }
 
 /** `schemes` maps each accepted URL scheme to how the message shows it. */

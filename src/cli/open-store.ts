@@ -4,12 +4,15 @@ import type { StoreInspector } from '../core/inspection.js';
 import type { Store } from '../core/store.js';
 import { MemoryStore } from '../stores/memory.js';
 import { CommandFailed, UsageError } from './errors.js';
-import { keysTable, requireTable } from './postgres-location.js';
+import { openMySqlPool, requireMySqlTable } from './mysql-pool.js';
+import { keysTable, requireTable, shellWord } from './postgres-location.js';
 import { openPool } from './postgres-pool.js';
 import { openRedisClient } from './redis-client.js';
 
+/** The stores the demo runs on. */
 export const STORE_KINDS = ['memory', 'redis', 'postgres'] as const;
-export type StoreKind = (typeof STORE_KINDS)[number];
+/** The stores the commands open: the demo's, and MySQL for inspect, stats and purge. */
+export type StoreKind = (typeof STORE_KINDS)[number] | 'mysql';
 
 export interface OpenedStore {
   readonly store: Store;
@@ -26,7 +29,7 @@ export function inspectorOf(store: Store): StoreInspector {
   return store.inspector;
 }
 
-/** Where the records are: `--prefix` for Redis, `--schema` and `--table` for PostgreSQL. */
+/** Where the records are: `--prefix` for Redis, `--schema` and `--table` for PostgreSQL, `--table` for MySQL. */
 export interface StoreLocation {
   readonly prefix?: string | undefined;
   readonly schema?: string | undefined;
@@ -53,6 +56,7 @@ export async function openStore(kind: StoreKind, options: OpenOptions = {}): Pro
     return { store, description: 'memory (in this process)', close: () => store.close() };
   }
   if (kind === 'redis') return openRedis(options.prefix);
+  if (kind === 'mysql') return openMySql(options.table);
   return openPostgres(options);
 }
 
@@ -61,10 +65,39 @@ function checkLocation(kind: StoreKind, options: StoreLocation): void {
   if (kind !== 'redis' && options.prefix !== undefined) {
     throw new UsageError('--prefix goes with --store redis; PostgreSQL takes --schema and --table');
   }
-  if (kind !== 'postgres' && (options.schema !== undefined || options.table !== undefined)) {
+  if (kind === 'mysql' && options.schema !== undefined) {
+    throw new UsageError(
+      '--schema goes with --store postgres; MySQL takes --table (in the database of MYSQL_URL)',
+    );
+  }
+  if (
+    kind !== 'postgres' &&
+    kind !== 'mysql' &&
+    (options.schema !== undefined || options.table !== undefined)
+  ) {
     throw new UsageError(
       `--schema and --table go with --store postgres; ${kind === 'redis' ? 'Redis takes --prefix' : 'the memory store takes neither'}`,
     );
+  }
+}
+
+async function openMySql(table: string | undefined): Promise<OpenedStore> {
+  const { MySqlStore } = await import('../stores/mysql/index.js');
+  const { tableName } = await import('../stores/mysql/options.js');
+  let name: string;
+  try {
+    name = tableName(table);
+  } catch (error) {
+    throw new UsageError(`--table "${table}" is not valid: ${(error as Error).message}`);
+  }
+  const { pool, url } = await openMySqlPool();
+  try {
+    await requireMySqlTable(pool, name, url, table === undefined ? [] : ['--table', shellWord(table)]);
+    const store = new MySqlStore({ pool, table: name });
+    return { store, description: `mysql ${url}`, close: () => pool.end() };
+  } catch (error) {
+    await pool.end().catch(() => {});
+    throw error;
   }
 }
 

@@ -7,9 +7,9 @@ import { renderTable } from '../table.js';
 
 /** How the commands that read or maintain PostgreSQL records treat a missing table (the three helps say it). */
 export const POSTGRES_TABLE_NOTE =
-  'On PostgreSQL nothing is created: a missing schema or table fails, naming the oncely migrate command to run.';
+  'On PostgreSQL nothing is created: a missing schema or table fails, naming the oncely migrate command to run.\n  MySQL (MYSQL_URL) takes --table, and is treated the same way.';
 
-export const inspectHelp = `oncely inspect --store redis|postgres (--key KEY --scope SCOPE | --hashed STORAGE_KEY)
+export const inspectHelp = `oncely inspect --store redis|postgres|mysql (--key KEY --scope SCOPE | --hashed STORAGE_KEY)
                [--prefix oncely | --schema public --table oncely_keys] [--delete]
 
   Shows the record of one key: the route or scope it belongs to, state, fingerprint, fencing token, attempts,
@@ -28,7 +28,7 @@ export async function inspect(argv: readonly string[]): Promise<void> {
     table: { type: 'string' },
     delete: { type: 'boolean' },
   });
-  const kind = externalStore('inspect', values.store);
+  const kind = recordStore('inspect', values.store);
   const storageKey =
     values.hashed ??
     (values.key !== undefined && values.scope !== undefined
@@ -93,4 +93,14 @@ export function externalStore(command: string, value: string | undefined): Exclu
     );
   }
   return choiceOption('store', value, ['redis', 'postgres'] as const, 'redis');
+}
+
+/** The stores whose records the record commands (inspect, stats, purge) read: the external ones, MySQL too. */
+export function recordStore(command: string, value: string | undefined): Exclude<StoreKind, 'memory'> {
+  if (value === undefined || value === 'memory') {
+    throw new UsageError(
+      `${command}: give --store redis or --store postgres or --store mysql (the memory store lives inside your application's process)`,
+    );
+  }
+  return choiceOption('store', value, ['redis', 'postgres', 'mysql'] as const, 'redis');
 }

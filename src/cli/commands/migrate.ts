@@ -1,23 +1,32 @@
 import { migrate as migrateOutbox } from '../../messaging/outbox/migrate.js';
+import { migrate as migrateMySql, schemaFor as mySqlSchemaFor } from '../../stores/mysql/index.js';
+import { tableName as mySqlTableName } from '../../stores/mysql/options.js';
 import { migrate as migrateKeys, schemaFor } from '../../stores/postgres/index.js';
-import { parseOptions } from '../args.js';
+import { choiceOption, parseOptions } from '../args.js';
+import { UsageError } from '../errors.js';
+import { openMySqlPool } from '../mysql-pool.js';
 import { outboxDdl } from '../outbox-ddl.js';
 import { keysTable, outboxSchema } from '../postgres-location.js';
 import { openPool } from '../postgres-pool.js';
 
 export const migrateHelp = `oncely migrate [--schema public] [--table oncely_keys] [--print]
+oncely migrate --store mysql [--table oncely_keys] [--print]
 
   Creates the PostgreSQL tables oncely needs if they are missing, in DATABASE_URL: the idempotency keys table
   (--table names it) and the outbox (always oncely_outbox), both in --schema. Safe to run on every deploy and from
   several processes at once; it never drops anything. --print writes the DDL of both to stdout instead, for your
-  own migration tool.`;
+  own migration tool. --store mysql creates the MySQL store's table and its two procedures in the database of
+  MYSQL_URL (mysql://root@127.0.0.1:3306/test by default) instead.`;
 
 export async function migrate(argv: readonly string[]): Promise<void> {
   const { values } = parseOptions('migrate', argv, {
+    store: { type: 'string' },
     schema: { type: 'string' },
     table: { type: 'string' },
     print: { type: 'boolean' },
   });
+  const store = choiceOption('store', values.store, ['postgres', 'mysql'] as const, 'postgres');
+  if (store === 'mysql') return migrateMySqlTable(values.table, values.schema, values.print === true);
   // Both checked before anything runs: a schema name the keys table accepts but the outbox does not (it takes
   // plain identifiers only) would otherwise leave the keys table created and the outbox missing.
   const keys = keysTable(values);
@@ -35,6 +44,32 @@ export async function migrate(argv: readonly string[]): Promise<void> {
     await migrateKeys(pool, keysOptions);
     await migrateOutbox(pool, { schema: outbox.schema });
     process.stdout.write(`migrated ${url}: ${keys.qualified} and ${outbox.qualified}\n`);
+  } finally {
+    await pool.end();
+  }
+}
+
+/** The MySQL store's table and procedures, in MYSQL_URL's database (MySQL has no schemas within a database). */
+async function migrateMySqlTable(value: string | undefined, schema: string | undefined, print: boolean) {
+  if (schema !== undefined) {
+    throw new UsageError(
+      '--schema goes with PostgreSQL; on MySQL the table lives in the database of MYSQL_URL',
+    );
+  }
+  let table: string;
+  try {
+    table = mySqlTableName(value);
+  } catch (error) {
+    throw new UsageError(`--table "${value}" is not valid: ${(error as Error).message}`);
+  }
+  if (print) {
+    process.stdout.write(`-- oncely: idempotency keys, ${table}\n${mySqlSchemaFor({ table })}`);
+    return;
+  }
+  const { pool, url } = await openMySqlPool();
+  try {
+    await migrateMySql(pool, { table });
+    process.stdout.write(`migrated ${url}: ${table} and its procedures\n`);
   } finally {
     await pool.end();
   }

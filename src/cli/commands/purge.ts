@@ -1,8 +1,8 @@
 import { intOption, parseOptions } from '../args.js';
 import { openStore } from '../open-store.js';
-import { externalStore, POSTGRES_TABLE_NOTE } from './inspect.js';
+import { POSTGRES_TABLE_NOTE, recordStore } from './inspect.js';
 
-export const purgeHelp = `oncely purge --store postgres [--schema public] [--table oncely_keys] [--batch-size 5000]
+export const purgeHelp = `oncely purge --store postgres|mysql [--schema public] [--table oncely_keys] [--batch-size 5000]
              [--max-batches 1000]
 
   Deletes expired records in bounded batches (short transactions, no long locks). Run it for PostgreSQL on a
@@ -20,7 +20,7 @@ export async function purge(argv: readonly string[]): Promise<void> {
   });
   const batchSize = intOption('batch-size', values['batch-size'], 5_000, 1, 1_000_000);
   const maxBatches = intOption('max-batches', values['max-batches'], 1_000, 1, 1_000_000);
-  const opened = await openStore(externalStore('purge', values.store), {
+  const opened = await openStore(recordStore('purge', values.store), {
     prefix: values.prefix,
     schema: values.schema,
     table: values.table,

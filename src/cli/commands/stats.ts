@@ -1,9 +1,9 @@
 import { parseOptions } from '../args.js';
 import { openStore } from '../open-store.js';
 import { renderTable } from '../table.js';
-import { externalStore, POSTGRES_TABLE_NOTE } from './inspect.js';
+import { POSTGRES_TABLE_NOTE, recordStore } from './inspect.js';
 
-export const statsHelp = `oncely stats --store redis|postgres [--prefix oncely] [--schema public] [--table oncely_keys]
+export const statsHelp = `oncely stats --store redis|postgres|mysql [--prefix oncely] [--schema public] [--table oncely_keys]
 
   Counts records by state (in progress, completed, released) and, where the store can tell, the bytes they use.
   ${POSTGRES_TABLE_NOTE}`;
@@ -15,7 +15,7 @@ export async function stats(argv: readonly string[]): Promise<void> {
     schema: { type: 'string' },
     table: { type: 'string' },
   });
-  const opened = await openStore(externalStore('stats', values.store), {
+  const opened = await openStore(recordStore('stats', values.store), {
     prefix: values.prefix,
     schema: values.schema,
     table: values.table,

@@ -1,0 +1,150 @@
+import { execFile } from 'node:child_process';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { inspect } from '../../src/cli/commands/inspect.js';
+import { migrate } from '../../src/cli/commands/migrate.js';
+import { purge } from '../../src/cli/commands/purge.js';
+import { stats } from '../../src/cli/commands/stats.js';
+import { scopedKey } from '../../src/store.js';
+import { MySqlStore } from '../../src/stores/mysql/index.js';
+import { requireService, services } from '../support/services.js';
+import { createPool, dropTable, uniqueTable } from './support.js';
+
+// The CLI from its sources (`npm run build` is the lead's): main.ts as the package's bin runs it for exit codes
+// and messages, the commands in this process where only their work is checked (each spawn costs seconds).
+const main = new URL('../../src/cli/main.ts', import.meta.url).pathname;
+
+/** What a command wrote to stdout, run in this process; its failure rejects as it would reach main.ts. */
+async function command(
+  run: (argv: readonly string[]) => Promise<void>,
+  argv: readonly string[],
+): Promise<string> {
+  const written: string[] = [];
+  const spy = vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
+    written.push(String(chunk));
+    return true;
+  });
+  try {
+    await run(argv);
+  } finally {
+    spy.mockRestore();
+  }
+  return written.join('');
+}
+
+function oncely(args: readonly string[], env: Record<string, string> = {}) {
+  return new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
+    execFile(
+      process.execPath,
+      ['--import', 'tsx', main, ...args],
+      { env: { ...process.env, MYSQL_URL: services.mariadb.url, ...env }, timeout: 30_000 },
+      (error, stdout, stderr) =>
+        resolve({
+          code: error === null ? 0 : typeof error.code === 'number' ? error.code : -1,
+          stdout,
+          stderr,
+        }),
+    );
+  });
+}
+
+describe('oncely CLI with --store mysql', () => {
+  const table = uniqueTable('cli');
+  const pool = createPool('mysql2', { size: 2 });
+  beforeAll(() => requireService('mariadb'));
+  afterAll(async () => {
+    await dropTable(pool, table);
+    await pool.end();
+  });
+
+  it('migrate --print writes the DDL without connecting', async () => {
+    vi.stubEnv('MYSQL_URL', 'mysql://nobody@127.0.0.1:1/none');
+    try {
+      const printed = await command(migrate, ['--store', 'mysql', '--table', 'app_keys', '--print']);
+      expect(printed).toContain('CREATE TABLE IF NOT EXISTS `app_keys`');
+      expect(printed).toContain('CREATE PROCEDURE IF NOT EXISTS `app_keys_begin_v1`');
+    } finally {
+      vi.unstubAllEnvs();
+    }
+  });
+
+  it('inspect, stats and purge fail on a table not migrated yet, naming the command that creates it', async () => {
+    const result = await oncely(['stats', '--store', 'mysql', '--table', table]);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(
+      new RegExp(
+        `^oncely: there is no table ${table} in .*; run: oncely migrate --store mysql --table ${table}\\n$`,
+      ),
+    );
+  });
+
+  it('migrate creates the table; stats, inspect and purge then read and maintain its records', async () => {
+    const migrated = await command(migrate, ['--store', 'mysql', '--table', table]);
+    expect(migrated).toMatch(
+      new RegExp(`^migrated mysql://root@127.0.0.1:3306/test: ${table} and its procedures\\n$`),
+    );
+
+    const store = new MySqlStore({ pool, table });
+    const key = scopedKey('POST /payments', 'cli-1');
+    const claim = await store.begin({
+      key,
+      fingerprint: 'f',
+      leaseMs: 10_000,
+      retentionMs: 60_000,
+      label: 'POST /payments',
+    });
+    if (claim.kind !== 'acquired') throw new Error(claim.kind);
+    const body = Buffer.from('{"id":"pay_cli"}');
+    await store.complete({
+      key,
+      token: claim.token,
+      outcome: {
+        status: 201,
+        headers: [['content-type', 'application/json']],
+        body,
+        encoding: 'identity',
+        storage: 'inline',
+      },
+      retentionMs: 60_000,
+    });
+
+    const counted = await command(stats, ['--store', 'mysql', '--table', table]);
+    expect(counted).toMatch(/mysql mysql:\/\/root@127\.0\.0\.1:3306\/test\s*│?\s*1\s/);
+
+    const inspected = await command(inspect, [
+      '--store',
+      'mysql',
+      '--table',
+      table,
+      '--key',
+      'cli-1',
+      '--scope',
+      'POST /payments',
+    ]);
+    expect(inspected).toContain('POST /payments');
+    expect(inspected).toContain('pay_cli');
+
+    expect(await command(purge, ['--store', 'mysql', '--table', table])).toMatch(
+      /^removed 0 expired records in/,
+    );
+  });
+
+  it('refuses flags of other stores, a bad table name and a URL of another scheme as usage errors', async () => {
+    const schema = await oncely(['migrate', '--store', 'mysql', '--schema', 'app']);
+    expect(schema.code).toBe(2);
+    expect(schema.stderr).toMatch(/--schema goes with PostgreSQL/);
+    await expect(command(stats, ['--store', 'mysql', '--prefix', 'x'])).rejects.toThrow(
+      /--prefix goes with --store redis/,
+    );
+    await expect(
+      command(migrate, ['--store', 'mysql', '--table', 'x'.repeat(65), '--print']),
+    ).rejects.toThrow(/--table "x+" is not valid/);
+    vi.stubEnv('MYSQL_URL', 'postgres://x@y/z');
+    try {
+      await expect(command(stats, ['--store', 'mysql'])).rejects.toThrow(
+        /MYSQL_URL has the scheme "postgres:"/,
+      );
+    } finally {
+      vi.unstubAllEnvs();
+    }
+  });
+});
