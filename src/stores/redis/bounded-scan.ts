@@ -3,7 +3,7 @@
  * filters after the walk, so in a Redis where oncely's records are a few among millions of other keys, a bound on
  * the keys found would still walk them all; each call's COUNT (the work it does) is taken from the budget instead.
  */
-import type { Redis } from 'ioredis';
+import type { RedisNode } from './transport.js';
 
 const SCAN_COUNT = 500;
 
@@ -35,7 +35,7 @@ export class KeyBudget implements ScanBudget {
  * the walk reached the end of the node, false when the budget ran out first (the caller's result is truncated).
  */
 export async function scanWithin(
-  node: Redis,
+  node: RedisNode,
   pattern: string,
   budget: ScanBudget,
   found: (keys: string[]) => Promise<void>,
@@ -45,9 +45,12 @@ export async function scanWithin(
     if (budget.left <= 0) return false;
     const count = Math.min(SCAN_COUNT, budget.left);
     budget.spend(count);
-    const [next, keys] = await node.scan(cursor, 'MATCH', pattern, 'COUNT', count);
-    cursor = next;
-    if (keys.length > 0) await found(keys);
+    const [reply] = await node.send([['SCAN', cursor, 'MATCH', pattern, 'COUNT', count]]);
+    if (reply instanceof Error) throw reply;
+    const [next, keys] = Array.isArray(reply) ? reply : [];
+    if (!Array.isArray(keys)) throw new Error(`redis SCAN: unexpected reply ${String(reply)}`);
+    cursor = String(next);
+    if (keys.length > 0) await found(keys.map(String));
   } while (cursor !== '0');
   return true;
 }

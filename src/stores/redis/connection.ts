@@ -4,7 +4,13 @@
  * driver errors into oncely errors.
  */
 import { CorruptRecordError, isOncelyError, StoreUnavailableError } from '../../core/errors.js';
-import type { RedisClient } from './scripts.js';
+
+/** What the gate reads of a client: ioredis' own `status` and `ready` event, or an adapter's view of them. */
+export interface GatedClient {
+  /** ioredis' words: `wait`, `connecting`, `connect`, `ready`, `reconnecting`, `close`, `end`. */
+  readonly status: string;
+  once(event: 'ready', listener: () => void): unknown;
+}
 
 /**
  * Fails fast instead of queueing: a call made while the client is reconnecting after a failure is refused at
@@ -13,11 +19,11 @@ import type { RedisClient } from './scripts.js';
  * establishing its connection (startup, or a reconnect attempt in progress) is waited for, up to `connectWaitMs`.
  */
 export class ConnectionGate {
-  readonly #client: RedisClient;
+  readonly #client: GatedClient;
   readonly #connectWaitMs: number;
   #nextReady: Promise<void> | undefined;
 
-  constructor(client: RedisClient, connectWaitMs: number) {
+  constructor(client: GatedClient, connectWaitMs: number) {
     this.#client = client;
     this.#connectWaitMs = connectWaitMs;
   }

@@ -1,7 +1,11 @@
 /**
- * @module `oncely/redis`: the Redis store (`RedisStore`, on standalone Redis, Sentinel and Cluster) and the types of
- * its options, key layout and stats.
+ * @module `oncely/redis`: the Redis store (`RedisStore`, on standalone Redis, Sentinel and Cluster, through the
+ * client a team already has: ioredis, iovalkey, node-redis or Valkey GLIDE) and the types of its options, key
+ * layout and stats.
  */
+export type { GlideClient } from './clients/glide.js';
+export type { NodeRedisClient } from './clients/node-redis.js';
+export type { RedisStoreClient } from './clients/recognise.js';
 export type { KeyLayout } from './keys.js';
 export type { DurableOptions, RedisStoreOptions } from './options.js';
 export type { RedisClient } from './scripts.js';

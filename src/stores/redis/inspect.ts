@@ -5,7 +5,6 @@
  * oncely's records are a few among millions of other keys, a bound on records found would still walk them all.
  * Each SCAN asks for at most what is left of the bound (its COUNT); a walk that runs out first is `truncated`.
  */
-import type { Redis } from 'ioredis';
 import type {
   RecordView,
   RecordViewOptions,
@@ -20,10 +19,10 @@ import { scanWithin } from './bounded-scan.js';
 import { toStoreError } from './connection.js';
 import { PEEK, peekRecord } from './inspect-peek.js';
 import { escapeGlob, type KeyLayout } from './keys.js';
-import { isCluster, type RedisClient } from './scripts.js';
+import { type RedisNode, type RedisTransport, timeOf } from './transport.js';
 
 export interface RedisInspectorSettings {
-  readonly client: RedisClient;
+  readonly transport: RedisTransport;
   readonly keys: KeyLayout;
   /** The store's clock, when it has one (tests); else each node's `TIME`. */
   readonly clock: (() => number) | undefined;
@@ -51,16 +50,18 @@ export class RedisInspector implements StoreInspector {
   /** The record through the store's `get` script (whatever its layout), its body dropped unless asked for. */
   async record(key: string, options?: RecordViewOptions): Promise<RecordView | undefined> {
     const record = await this.#settings.get(key);
-    return record === undefined ? undefined : viewOf(record, await this.#now(this.#nodes()[0]!), options);
+    if (record === undefined) return undefined;
+    const [node] = this.#settings.clock === undefined ? await this.#settings.transport.nodes() : [];
+    return viewOf(record, await this.#now(node), options);
   }
 
   async #walk(tally: SurveyTally, options: SurveyOptions): Promise<void> {
-    const { client, keys } = this.#settings;
-    const keyPrefix = client.options.keyPrefix ?? '';
+    const { transport, keys } = this.#settings;
+    const keyPrefix = transport.keyPrefix;
     // The records' pattern, narrowed to the storage keys that start with `keyPrefix` when one is given.
     const head = keys.record(options.keyPrefix ?? '').slice(0, -1);
     const pattern = `${escapeGlob(keyPrefix)}${escapeGlob(head)}*}`;
-    for (const node of this.#nodes()) {
+    for (const node of await transport.nodes()) {
       const now = await this.#now(node);
       const read = (found: string[]) =>
         this.#read(
@@ -77,16 +78,14 @@ export class RedisInspector implements StoreInspector {
     }
   }
 
-  async #read(node: Redis, redisKeys: string[], tally: SurveyTally, options: SurveyOptions, now: number) {
-    const pipeline = node.pipeline();
-    for (const redisKey of redisKeys) pipeline.getrangeBuffer(redisKey, 0, PEEK - 1);
-    const replies = (await pipeline.exec()) ?? [];
+  async #read(node: RedisNode, redisKeys: string[], tally: SurveyTally, options: SurveyOptions, now: number) {
+    const replies = await node.send(redisKeys.map((redisKey) => ['GETRANGE', redisKey, 0, PEEK - 1]));
     for (const [i, redisKey] of redisKeys.entries()) {
       const key = this.#settings.keys.keyOf(redisKey);
-      const [error, bytes] = replies[i] ?? [];
+      const bytes = replies[i];
       if (key === undefined) continue;
       // WRONGTYPE: a record of oncely 0.1 (a HASH), which the store's get script reads; they are rare.
-      const legacy = error !== null && error !== undefined && String(error.message).startsWith('WRONGTYPE');
+      const legacy = bytes instanceof Error && bytes.message.includes('WRONGTYPE');
       const peeked = Buffer.isBuffer(bytes) ? peekRecord(key, bytes, now, options.mark) : undefined;
       if (peeked?.kind === 'record') tally.add(peeked.summary, now, peeked.marked);
       else if (legacy || peeked?.kind === 'tooShort') await this.#addWhole(key, tally, options, now);
@@ -103,15 +102,12 @@ export class RedisInspector implements StoreInspector {
     tally.add(summaryOf(record, now), now, isMarked(options.mark, record.state, record.fingerprint, outcome));
   }
 
-  #nodes(): Redis[] {
-    const { client } = this.#settings;
-    return isCluster(client) ? client.nodes('master') : [client];
-  }
-
-  async #now(node: Redis): Promise<number> {
+  async #now(node: RedisNode | undefined): Promise<number> {
     const { clock } = this.#settings;
     if (clock !== undefined) return clock();
-    const [seconds, micros] = await node.time();
-    return Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
+    if (node === undefined) throw new Error('redis: no node to read TIME from');
+    const [reply] = await node.send([['TIME']]);
+    if (reply instanceof Error) throw reply;
+    return timeOf(reply);
   }
 }

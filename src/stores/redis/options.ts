@@ -4,7 +4,7 @@
  */
 import { InvalidOptionsError } from '../../core/errors.js';
 import { knownOptions, optionalFunction, wholeNumber } from '../../core/validate.js';
-import type { RedisClient } from './scripts.js';
+import { familyOf, type RedisStoreClient } from './clients/recognise.js';
 
 /** Wait for replicas after each `complete`, for deployments that must not lose a completed record on failover. */
 export interface DurableOptions {
@@ -16,10 +16,12 @@ export interface DurableOptions {
 
 export interface RedisStoreOptions {
   /**
-   * A caller-owned ioredis `Redis` (standalone or Sentinel) or `Cluster`. The store registers its scripts on it
-   * (`defineCommand`) and never closes it. Recommended client options: see `docs/stores/redis.md`.
+   * A caller-owned client, which the store never closes: an ioredis or iovalkey `Redis` (standalone or Sentinel)
+   * or `Cluster` (the store registers its scripts on it with `defineCommand`), a node-redis (>= 5) client, Cluster
+   * or Sentinel, or a Valkey GLIDE `GlideClient` or `GlideClusterClient`. Recommended client options per client:
+   * see `docs/stores/redis.md`.
    */
-  readonly client: RedisClient;
+  readonly client: RedisStoreClient;
   /** First part of every Redis key and channel: records live at `<prefix>:{<key>}`. Default `'oncely'`. */
   readonly prefix?: string;
   /**
@@ -36,10 +38,16 @@ export interface RedisStoreOptions {
    */
   readonly connectWaitMs?: number;
   /**
-   * The connection `waitFor` subscribes on, caller-owned and left open by `close()`. Default: one
-   * `client.duplicate()` made on the first `waitFor`, shared by all waiters, and closed by `close()`.
+   * The connection `waitFor` subscribes on, caller-owned and left open by `close()`, of the same library as
+   * `client`. Default: one `client.duplicate()` made on the first `waitFor`, shared by all waiters, and closed by
+   * `close()`; a GLIDE client cannot be duplicated, so without one its waiters poll.
    */
-  readonly subscriber?: RedisClient;
+  readonly subscriber?: RedisStoreClient;
+  /**
+   * Batch the script calls made in one turn of the event loop into one pipeline per node (one write, and one
+   * read on the server, for a burst of requests). Default true; false sends each call on its own.
+   */
+  readonly pipeline?: boolean;
   /** How often a waiter re-checks the record in case a pub/sub notice was lost. Default 500 ms. */
   readonly pollIntervalMs?: number;
   /** Most keys `stats()` inspects per call (it SCANs the prefix). Default 100,000. */
@@ -55,17 +63,19 @@ const OPTIONS = [
   'subscriber',
   'pollIntervalMs',
   'statsScanLimit',
+  'pipeline',
 ] as const;
 
 export interface ResolvedOptions {
-  readonly client: RedisClient;
+  readonly client: RedisStoreClient;
   readonly prefix: string;
   readonly clock: (() => number) | undefined;
   readonly durable: DurableOptions | undefined;
   readonly connectWaitMs: number;
-  readonly subscriber: RedisClient | undefined;
+  readonly subscriber: RedisStoreClient | undefined;
   readonly pollIntervalMs: number;
   readonly statsScanLimit: number;
+  readonly pipeline: boolean;
 }
 
 /** Checks every option once, at construction, with messages that say what to pass instead. */
@@ -74,15 +84,20 @@ export function resolveOptions(options: RedisStoreOptions): ResolvedOptions {
     throw new InvalidOptionsError('RedisStore needs options: new RedisStore({ client })');
   }
   knownOptions('RedisStore', options, OPTIONS);
-  const { client, prefix = 'oncely', clock, durable, subscriber } = options;
-  if (!isRedisClient(client)) {
+  const { client, prefix = 'oncely', clock, durable, subscriber, pipeline = true } = options;
+  const family = familyOf(client);
+  if (family === undefined) {
     throw new InvalidOptionsError(
-      'RedisStore: client must be an ioredis Redis or Cluster instance that you created',
+      'RedisStore: client must be an ioredis or iovalkey Redis or Cluster, a node-redis (>= 5) client, Cluster or Sentinel, or a Valkey GLIDE client, that you created',
     );
   }
-  if (subscriber !== undefined && !isRedisClient(subscriber)) {
-    throw new InvalidOptionsError('RedisStore: subscriber must be an ioredis Redis or Cluster instance');
+  if (subscriber !== undefined && familyOf(subscriber) !== family) {
+    throw new InvalidOptionsError(
+      `RedisStore: subscriber must be an ioredis, node-redis or GLIDE client of the same library as client (${family})`,
+    );
   }
+  if (typeof pipeline !== 'boolean')
+    throw new InvalidOptionsError('RedisStore: pipeline must be true or false');
   if (typeof prefix !== 'string' || prefix.length === 0 || /[{}\s]/.test(prefix)) {
     throw new InvalidOptionsError(
       'RedisStore: prefix must be a non-empty string without braces or whitespace (braces would pin every record to one Cluster slot)',
@@ -98,6 +113,7 @@ export function resolveOptions(options: RedisStoreOptions): ResolvedOptions {
     subscriber,
     pollIntervalMs: wholeNumber('pollIntervalMs', options.pollIntervalMs, 500, { min: 1 }),
     statsScanLimit: wholeNumber('statsScanLimit', options.statsScanLimit, 100_000, { min: 1 }),
+    pipeline,
   };
 }
 
@@ -113,14 +129,4 @@ function resolveDurable(durable: DurableOptions): DurableOptions {
     replicas: wholeNumber('durable.replicas', durable.replicas, 1, { min: 1 }),
     timeoutMs: wholeNumber('durable.timeoutMs', durable.timeoutMs, 1, { min: 1 }),
   };
-}
-
-function isRedisClient(value: unknown): value is RedisClient {
-  return (
-    value !== null &&
-    typeof value === 'object' &&
-    typeof (value as Partial<RedisClient>).defineCommand === 'function' &&
-    typeof (value as Partial<RedisClient>).pipeline === 'function' &&
-    typeof (value as { status?: unknown }).status === 'string'
-  );
 }

@@ -45,6 +45,11 @@ export const commandNames: Readonly<Record<ScriptName, string>> = Object.fromEnt
   ]),
 ) as Record<ScriptName, string>;
 
+/** The text of a script (after the embed step's includes): what EVAL sends when a server lacks it. */
+export function scriptSource(name: ScriptName): string {
+  return SOURCES[name];
+}
+
 type ScriptFunction = (key: string, ...args: ScriptArg[]) => Promise<unknown>;
 /** The methods `defineCommand` adds: `<name>` (strings back) and `<name>Buffer` (bytes back). */
 type ScriptMethods = Record<string, ScriptFunction | undefined>;

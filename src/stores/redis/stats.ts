@@ -2,12 +2,11 @@
  * @module `RedisStore.stats()`: counts of records by state and their memory, from a SCAN bounded by the keys it
  * walks, so a survey stays safe on a busy server where oncely's keys are few among many.
  */
-import type { Redis } from 'ioredis';
 import type { StoreStats } from '../../core/store.js';
 import { KeyBudget, scanWithin } from './bounded-scan.js';
 import { escapeGlob, type KeyLayout } from './keys.js';
 import { FIXED, peekHeader } from './record.js';
-import { isCluster, type RedisClient } from './scripts.js';
+import { type RedisNode, type RedisTransport, timeOf } from './transport.js';
 
 /** `StoreStats` plus what a bounded SCAN can tell. */
 export interface RedisStoreStats extends StoreStats {
@@ -23,13 +22,13 @@ export interface RedisStoreStats extends StoreStats {
  * than `limit` keys in all, so it is safe on a busy server where oncely's records are few among many.
  */
 export async function scanStats(
-  client: RedisClient,
+  transport: RedisTransport,
   layout: KeyLayout,
   clock: (() => number) | undefined,
   limit: number,
 ): Promise<RedisStoreStats> {
-  const nodes: Redis[] = isCluster(client) ? client.nodes('master') : [client];
-  const keyPrefix = client.options.keyPrefix ?? '';
+  const nodes = await transport.nodes();
+  const keyPrefix = transport.keyPrefix;
   const counts = { records: 0, inProgress: 0, completed: 0, released: 0, bytes: 0, expired: 0 };
   // The bound is on keys walked, oncely's or not (bounded-scan.ts), as the inspector's is.
   const budget = new KeyBudget(limit);
@@ -59,31 +58,30 @@ type Inspected = Array<[state: string | null, expiresAt: number | null, bytes: n
 
 const STATE_LETTERS = { inProgress: 'p', completed: 'c', released: 'r' } as const;
 
-async function inspect(node: Redis, keys: readonly string[]): Promise<Inspected> {
-  const pipeline = node.pipeline();
-  for (const key of keys) {
-    pipeline.getrangeBuffer(key, 0, FIXED - 1);
-    pipeline.memory('USAGE', key, 'SAMPLES', '0');
-  }
-  const replies = (await pipeline.exec()) ?? [];
+async function inspect(node: RedisNode, keys: readonly string[]): Promise<Inspected> {
+  const replies = await node.send(
+    keys.flatMap((key) => [
+      ['GETRANGE', key, 0, FIXED - 1],
+      ['MEMORY', 'USAGE', key, 'SAMPLES', '0'],
+    ]),
+  );
   const inspected: Inspected = keys.map((_, i) => {
-    const [error, header] = replies[2 * i] ?? [];
-    const bytes = replies[2 * i + 1]?.[1];
+    const header = replies[2 * i];
+    const bytes = replies[2 * i + 1];
     const usage = typeof bytes === 'number' ? bytes : null;
     // WRONGTYPE: a 0.1 HASH, read below. An empty reply: removed between SCAN and now. Anything else is no record.
-    if (error) return [String(error.message).startsWith('WRONGTYPE') ? 'legacy' : null, null, usage];
+    if (header instanceof Error) return [header.message.includes('WRONGTYPE') ? 'legacy' : null, null, usage];
     const peeked = Buffer.isBuffer(header) ? peekHeader(header) : undefined;
     if (peeked === undefined) return [null, null, usage];
     return [STATE_LETTERS[peeked.state], peeked.expiresAt, usage];
   });
   const legacy = inspected.flatMap(([state], i) => (state === 'legacy' ? [i] : []));
   if (legacy.length > 0) {
-    const hashes = node.pipeline();
-    for (const i of legacy) hashes.hmget(keys[i]!, 's', 'e');
-    const fields = (await hashes.exec()) ?? [];
+    const fields = await node.send(legacy.map((i) => ['HMGET', keys[i]!, 's', 'e']));
     legacy.forEach((i, j) => {
-      const [s, e] = (fields[j]?.[1] as [string | null, string | null] | undefined) ?? [null, null];
-      inspected[i] = [s, e === null ? null : Number(e), inspected[i]![2]];
+      const reply = fields[j];
+      const [s, e] = Array.isArray(reply) ? reply : [null, null];
+      inspected[i] = [s == null ? null : String(s), e == null ? null : Number(String(e)), inspected[i]![2]];
     });
   }
   return inspected;
@@ -115,7 +113,8 @@ function tally(
   }
 }
 
-async function serverTime(node: Redis): Promise<number> {
-  const [seconds, micros] = await node.time();
-  return Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
+async function serverTime(node: RedisNode): Promise<number> {
+  const [reply] = await node.send([['TIME']]);
+  if (reply instanceof Error) throw reply;
+  return timeOf(reply);
 }

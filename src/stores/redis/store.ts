@@ -17,23 +17,18 @@ import type {
   TransitionResult,
   WaitForOptions,
 } from '../../core/store.js';
-import { ConnectionGate, toStoreError } from './connection.js';
-import { redisEndpoint } from './endpoint.js';
+import { ScriptBatcher } from './batcher.js';
+import { transportFor } from './clients/recognise.js';
+import { toStoreError } from './connection.js';
 import { RedisInspector } from './inspect.js';
 import { type KeyLayout, keyLayout } from './keys.js';
 import { LabelArgs } from './label-args.js';
 import { type RedisStoreOptions, type ResolvedOptions, resolveOptions } from './options.js';
 import { encodeOutcome } from './record.js';
 import { decodeBeginReply, decodeGetReply, decodeReply, decodeTransitionReply } from './replies.js';
-import {
-  isCluster,
-  type RedisClient,
-  registerScripts,
-  runScript,
-  type ScriptArg,
-  type ScriptName,
-} from './scripts.js';
+import type { ScriptArg, ScriptName } from './scripts.js';
 import { type RedisStoreStats, scanStats } from './stats.js';
+import type { RedisTransport, ScriptCall } from './transport.js';
 import { SettleWaiter } from './waiter.js';
 
 /** 1 or 0 from delete-1 and watch-1; their `{-1, what}` throws `CorruptRecordError` from `decodeReply`. */
@@ -64,23 +59,25 @@ const decodeFlag = (reply: unknown): boolean => {
 export class RedisStore implements Store {
   readonly name = 'redis';
   readonly #options: ResolvedOptions;
-  readonly #client: RedisClient;
+  readonly #transport: RedisTransport;
+  readonly #batcher: ScriptBatcher | undefined;
   readonly #keys: KeyLayout;
-  readonly #gate: ConnectionGate;
   readonly #waiter: SettleWaiter;
   readonly #labels = new LabelArgs();
-  #ownSubscriber: RedisClient | undefined;
   #inspector: RedisInspector | undefined;
   #closed = false;
 
   constructor(options: RedisStoreOptions) {
     this.#options = resolveOptions(options);
-    this.#client = this.#options.client;
+    this.#transport = transportFor(
+      this.#options.client,
+      this.#options.subscriber,
+      this.#options.connectWaitMs,
+    );
+    this.#batcher = this.#options.pipeline ? new ScriptBatcher(this.#transport) : undefined;
     this.#keys = keyLayout(this.#options.prefix);
-    this.#gate = new ConnectionGate(this.#client, this.#options.connectWaitMs);
-    registerScripts(this.#client);
     this.#waiter = new SettleWaiter({
-      subscriber: () => this.#subscriber(),
+      subscriber: () => this.#transport.subscriber(),
       channel: (key) => this.#keys.channel(key),
       pending: (key) => this.#run('watch', key, [this.#now()], decodeFlag),
       pollIntervalMs: this.#options.pollIntervalMs,
@@ -89,7 +86,7 @@ export class RedisStore implements Store {
 
   /** The server as the client was configured, for telemetry. */
   get endpoint(): StoreEndpoint {
-    return redisEndpoint(this.#client);
+    return this.#transport.endpoint;
   }
 
   /** The key layout (prefix, record key and channel of a store key), for tools and tests. */
@@ -100,7 +97,7 @@ export class RedisStore implements Store {
   /** Bounded listing (SCAN within `scanLimit` keys) and one record's view, for tools (see `StoreInspector`). */
   get inspector(): StoreInspector {
     this.#inspector ??= new RedisInspector({
-      client: this.#client,
+      transport: this.#transport,
       keys: this.#keys,
       clock: this.#options.clock,
       get: (key) => this.get(key),
@@ -152,7 +149,8 @@ export class RedisStore implements Store {
 
   /**
    * Resolves true once the key is no longer in progress, false at the timeout: a pub/sub notice on one shared
-   * subscriber connection, a re-check after subscribing, and polling every `pollIntervalMs` as the fallback.
+   * subscriber connection, a re-check after subscribing, and polling every `pollIntervalMs` as the fallback (the
+   * only way on a GLIDE client without a `subscriber`).
    */
   waitFor(key: string, options: WaitForOptions): Promise<boolean> {
     return this.#waiter.wait(key, options);
@@ -162,7 +160,7 @@ export class RedisStore implements Store {
   async stats(): Promise<RedisStoreStats> {
     if (this.#closed) throw new StoreUnavailableError('the redis store is closed');
     try {
-      return await scanStats(this.#client, this.#keys, this.#options.clock, this.#options.statsScanLimit);
+      return await scanStats(this.#transport, this.#keys, this.#options.clock, this.#options.statsScanLimit);
     } catch (error) {
       throw toStoreError('stats', error);
     }
@@ -173,8 +171,6 @@ export class RedisStore implements Store {
     if (this.#closed) return;
     this.#closed = true;
     this.#waiter.close();
-    this.#ownSubscriber?.disconnect();
-    this.#ownSubscriber = undefined;
   }
 
   /** Time travels to the scripts only when a clock was given; '' makes them read Redis `TIME`. */
@@ -199,18 +195,19 @@ export class RedisStore implements Store {
     const onError = (error: unknown): never => {
       throw toStoreError(name, error);
     };
-    const gate = this.#gate.check(name);
-    if (gate !== undefined)
-      return gate
-        .then(() => runScript(this.#client, name, this.#keys.record(key), args, bytes))
-        .then(decode, onError);
-    let sent: Promise<unknown>;
+    const call: ScriptCall = { name, key: this.#keys.record(key), args, bytes };
+    const gate = this.#transport.gate(name);
+    if (gate !== undefined) return gate.then(() => this.#send(call)).then(decode, onError);
+    return this.#send(call).then(decode, onError);
+  }
+
+  #send(call: ScriptCall): Promise<unknown> {
+    if (this.#batcher !== undefined) return this.#batcher.run(call);
     try {
-      sent = runScript(this.#client, name, this.#keys.record(key), args, bytes);
+      return this.#transport.scripts([call])[0]!;
     } catch (error) {
-      return Promise.reject(toStoreError(name, error));
+      return Promise.reject(error);
     }
-    return sent.then(decode, onError);
   }
 
   /**
@@ -219,10 +216,15 @@ export class RedisStore implements Store {
    */
   async #completeDurably(key: string, args: readonly ScriptArg[]): Promise<TransitionResult> {
     const { replicas, timeoutMs } = this.#options.durable!;
-    const replies = await this.#pipeline('complete', (pipeline) => {
-      runScript(pipeline, 'complete', this.#keys.record(key), args);
-      pipeline.wait(replicas, timeoutMs);
-    });
+    if (this.#closed) throw new StoreUnavailableError('redis complete refused: the store is closed');
+    let replies: [unknown, unknown];
+    try {
+      await this.#transport.gate('complete');
+      const call: ScriptCall = { name: 'complete', key: this.#keys.record(key), args, bytes: false };
+      replies = await this.#transport.scriptAndWait(call, replicas, timeoutMs);
+    } catch (error) {
+      throw toStoreError('complete', error);
+    }
     const result = decodeTransitionReply(replies[0]);
     const acknowledged = replies[1];
     if (result.kind === 'ok' && (typeof acknowledged !== 'number' || acknowledged < replicas)) {
@@ -232,39 +234,5 @@ export class RedisStore implements Store {
       );
     }
     return result;
-  }
-
-  async #pipeline(
-    name: ScriptName,
-    build: (pipeline: ReturnType<RedisClient['pipeline']>) => void,
-  ): Promise<unknown[]> {
-    if (this.#closed) throw new StoreUnavailableError(`redis ${name} refused: the store is closed`);
-    try {
-      await this.#gate.check(name);
-      const pipeline = this.#client.pipeline();
-      build(pipeline);
-      const results = (await pipeline.exec()) ?? [];
-      return results.map(([error, reply]) => {
-        if (error) throw error;
-        return reply;
-      });
-    } catch (error) {
-      throw toStoreError(name, error);
-    }
-  }
-
-  #subscriber(): RedisClient {
-    if (this.#options.subscriber !== undefined) return this.#options.subscriber;
-    // Pub/sub needs a connection of its own; this one is the store's, so the store may choose its options: an
-    // offline queue lets a SUBSCRIBE sent while it connects go out once it is up (waiters poll meanwhile).
-    const client = this.#client;
-    const subscriber: RedisClient = isCluster(client)
-      ? client.duplicate(undefined, { enableOfflineQueue: true })
-      : client.duplicate({ enableOfflineQueue: true, lazyConnect: false });
-    subscriber.on('error', () => {
-      // Reconnects are automatic and waiters poll meanwhile; an unhandled 'error' event would only add noise.
-    });
-    this.#ownSubscriber = subscriber;
-    return subscriber;
   }
 }

@@ -3,11 +3,11 @@
  * per waited-on key, and a re-check of the record, since pub/sub loses notices sent while the subscriber reconnects.
  */
 import type { WaitForOptions } from '../../core/store.js';
-import type { RedisClient } from './scripts.js';
+import type { SettleSubscriber } from './transport.js';
 
 export interface SettleWaiterOptions {
-  /** The shared subscriber connection, created on first use. */
-  readonly subscriber: () => RedisClient;
+  /** The shared subscriber connection, created on first use; undefined when there is none (waiters poll). */
+  readonly subscriber: () => SettleSubscriber | undefined;
   /** The channel that announces the key left the in-progress state. */
   readonly channel: (key: string) => string;
   /**
@@ -32,7 +32,9 @@ export class SettleWaiter {
   readonly #options: SettleWaiterOptions;
   readonly #wakers = new Map<string, Set<(settled: boolean) => void>>();
   readonly #subscriptions = new Map<string, Promise<unknown>>();
-  #connection: RedisClient | undefined;
+  #connection: SettleSubscriber | undefined;
+  /** True once the transport said it has no subscriber: every wait polls. */
+  #pollOnly = false;
   #closed = false;
 
   constructor(options: SettleWaiterOptions) {
@@ -82,11 +84,12 @@ export class SettleWaiter {
     });
   }
 
-  /** Wakes every waiter with false and drops the subscriptions; the connection itself is the store's to close. */
+  /** Wakes every waiter with false, drops the subscriptions, and stops the subscriber (closing one the store made). */
   close(): void {
     this.#closed = true;
     for (const wakers of [...this.#wakers.values()]) for (const wake of [...wakers]) wake(false);
-    if (this.#connection !== undefined) this.#connection.removeListener('message', this.#onMessage);
+    this.#connection?.stop();
+    this.#connection = undefined;
   }
 
   readonly #onMessage = (channel: string): void => {
@@ -110,11 +113,17 @@ export class SettleWaiter {
   }
 
   #subscribe(channel: string): Promise<unknown> {
+    if (this.#pollOnly) return Promise.resolve();
     let subscription = this.#subscriptions.get(channel);
     if (subscription === undefined) {
       if (this.#connection === undefined) {
-        this.#connection = this.#options.subscriber();
-        this.#connection.on('message', this.#onMessage);
+        const connection = this.#options.subscriber();
+        if (connection === undefined) {
+          this.#pollOnly = true;
+          return Promise.resolve();
+        }
+        connection.listen(this.#onMessage);
+        this.#connection = connection;
       }
       subscription = this.#connection.subscribe(channel);
       this.#subscriptions.set(channel, subscription);

@@ -1,0 +1,175 @@
+/**
+ * @module The transport on ioredis (and iovalkey, its fork, which keeps its API): scripts registered with
+ * `defineCommand` (EVALSHA, EVAL per new connection, the NOSCRIPT reload and Cluster routing by the key's slot come
+ * with the driver), a tick's calls sent as one `pipeline()` per node, and a `duplicate()` for pub/sub.
+ */
+import type { Cluster, Redis } from 'ioredis';
+import { ConnectionGate } from '../connection.js';
+import { redisEndpoint } from '../endpoint.js';
+import { isCluster, type RedisClient, registerScripts, runScript } from '../scripts.js';
+import type { NodeCommand, RedisNode, RedisTransport, ScriptCall, SettleSubscriber } from '../transport.js';
+import { slotOf } from './slot.js';
+
+type Pipeline = ReturnType<RedisClient['pipeline']>;
+
+/** An ioredis or iovalkey `Redis` or `Cluster`, by shape (the fork passes the same checks). */
+export function isIoredisShaped(value: object): value is RedisClient {
+  const client = value as Partial<RedisClient> & { status?: unknown };
+  return (
+    typeof client.defineCommand === 'function' &&
+    typeof client.pipeline === 'function' &&
+    typeof client.status === 'string'
+  );
+}
+
+export class IoredisTransport implements RedisTransport {
+  readonly family = 'ioredis';
+  readonly #client: RedisClient;
+  readonly #subscriber: RedisClient | undefined;
+  readonly #gate: ConnectionGate;
+
+  constructor(client: RedisClient, subscriber: RedisClient | undefined, connectWaitMs: number) {
+    this.#client = client;
+    this.#subscriber = subscriber;
+    this.#gate = new ConnectionGate(client, connectWaitMs);
+    registerScripts(client);
+  }
+
+  get endpoint() {
+    return redisEndpoint(this.#client);
+  }
+
+  get keyPrefix(): string {
+    return this.#client.options.keyPrefix ?? '';
+  }
+
+  gate(operation: string): Promise<void> | undefined {
+    return this.#gate.check(operation);
+  }
+
+  scripts(calls: readonly ScriptCall[]): Promise<unknown>[] {
+    // One call alone goes as it is: a pipeline would only add its bookkeeping.
+    if (calls.length === 1) return [this.#one(calls[0]!)];
+    const replies: Promise<unknown>[] = new Array(calls.length);
+    for (const group of this.#byNode(calls)) {
+      const pipeline = this.#client.pipeline();
+      for (const i of group) {
+        const { name, key, args, bytes } = calls[i]!;
+        runScript(pipeline, name, key, args, bytes);
+      }
+      const done = pipeline.exec();
+      group.forEach((i, j) => {
+        replies[i] = done.then((results) => settled(results?.[j]));
+      });
+    }
+    return replies;
+  }
+
+  async scriptAndWait(call: ScriptCall, replicas: number, timeoutMs: number): Promise<[unknown, unknown]> {
+    const pipeline = this.#client.pipeline();
+    runScript(pipeline, call.name, call.key, call.args, call.bytes);
+    pipeline.wait(replicas, timeoutMs);
+    const results = (await pipeline.exec()) ?? [];
+    return [settled(results[0]), settled(results[1])];
+  }
+
+  async nodes(): Promise<readonly RedisNode[]> {
+    const client = this.#client;
+    const nodes: Redis[] = isCluster(client) ? client.nodes('master') : [client];
+    return nodes.map((node) => new IoredisNode(node));
+  }
+
+  subscriber(): SettleSubscriber {
+    if (this.#subscriber !== undefined) return new IoredisSubscriber(this.#subscriber, false);
+    // Pub/sub needs a connection of its own; this one is the store's, so the store may choose its options: an
+    // offline queue lets a SUBSCRIBE sent while it connects go out once it is up (waiters poll meanwhile).
+    const client = this.#client;
+    const made: RedisClient = isCluster(client)
+      ? client.duplicate(undefined, { enableOfflineQueue: true })
+      : client.duplicate({ enableOfflineQueue: true, lazyConnect: false });
+    made.on('error', () => {
+      // Reconnects are automatic and waiters poll meanwhile; an unhandled 'error' event would only add noise.
+    });
+    return new IoredisSubscriber(made, true);
+  }
+
+  #one(call: ScriptCall): Promise<unknown> {
+    try {
+      return runScript(this.#client, call.name, call.key, call.args, call.bytes);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  /** Indexes of the calls grouped by the master that owns their key (a standalone server: one group). */
+  #byNode(calls: readonly ScriptCall[]): number[][] {
+    const client = this.#client;
+    if (!isCluster(client)) return [calls.map((_, i) => i)];
+    const groups = new Map<string, number[]>();
+    const prefix = client.options.keyPrefix ?? '';
+    calls.forEach((call, i) => {
+      // A slot the client has not mapped yet gets a pipeline of its own; ioredis routes (or redirects) it.
+      const node =
+        (client as Cluster & { slots: string[][] }).slots[slotOf(prefix + call.key)]?.[0] ?? `#${i}`;
+      const group = groups.get(node);
+      if (group === undefined) groups.set(node, [i]);
+      else group.push(i);
+    });
+    return [...groups.values()];
+  }
+}
+
+/** A pipeline's `[error, reply]` as the reply, or its error thrown. */
+function settled(result: [Error | null, unknown] | undefined): unknown {
+  if (result === undefined) throw new Error('redis pipeline: no reply');
+  const [error, reply] = result;
+  if (error) throw error;
+  return reply;
+}
+
+class IoredisNode implements RedisNode {
+  readonly #node: Redis;
+
+  constructor(node: Redis) {
+    this.#node = node;
+  }
+
+  async send(commands: readonly NodeCommand[]): Promise<unknown[]> {
+    const pipeline: Pipeline = this.#node.pipeline();
+    for (const [name, ...args] of commands) pipeline.callBuffer(String(name), ...args);
+    const results = (await pipeline.exec()) ?? [];
+    return commands.map((_, i) => {
+      const [error, reply] = results[i] ?? [new Error('redis pipeline: no reply'), undefined];
+      return error ?? reply;
+    });
+  }
+}
+
+class IoredisSubscriber implements SettleSubscriber {
+  readonly #connection: RedisClient;
+  readonly #owned: boolean;
+  #listener: ((channel: string) => void) | undefined;
+
+  constructor(connection: RedisClient, owned: boolean) {
+    this.#connection = connection;
+    this.#owned = owned;
+  }
+
+  subscribe(channel: string): Promise<unknown> {
+    return this.#connection.subscribe(channel);
+  }
+
+  unsubscribe(channel: string): Promise<unknown> {
+    return this.#connection.unsubscribe(channel);
+  }
+
+  listen(listener: (channel: string) => void): void {
+    this.#listener = listener;
+    this.#connection.on('message', listener);
+  }
+
+  stop(): void {
+    if (this.#listener !== undefined) this.#connection.removeListener('message', this.#listener);
+    if (this.#owned) this.#connection.disconnect();
+  }
+}
