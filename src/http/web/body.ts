@@ -1,7 +1,7 @@
 /**
  * @module Web-standard `Response` bodies and `Headers`, read the way the layer needs them (whole within the cap, or
- * passed on as a stream): for the Hono adapter, which runs on Node, Bun, Deno and Workers alike, and for the
- * web-standard handler to come.
+ * passed on as a stream): for the Hono adapter and for `oncely/fetch`, which run on Node, Bun, Deno and Workers
+ * alike.
  */
 import { isEventStream } from '../media-type.js';
 
