@@ -24,9 +24,13 @@ export const typeDefs = /* GraphQL */ `
     cents: Int!
     note: String
   }
+  type PaymentOps {
+    create(cents: Int!): Payment!
+  }
   type Query {
     payment(id: ID!): Payment
     runs: Int!
+    preview: PaymentOps!
   }
   type Mutation {
     pay(cents: Int!, note: String, idempotencyKey: String): Payment! @idempotent
@@ -35,6 +39,7 @@ export const typeDefs = /* GraphQL */ `
     slow(cents: Int!): Payment @idempotent
     flaky(cents: Int!): Payment! @idempotent
     plain(cents: Int!): Int!
+    payments: PaymentOps!
   }
 `;
 
@@ -45,14 +50,15 @@ export interface Counters {
   readonly byKey: Map<string, number>;
   /** While set, `slow` waits for it. */
   gate: Promise<void> | undefined;
-  /** `flaky` throws while this is above zero, counting down. */
+  /** `flaky` throws while this is above zero, counting down: `failure`, or an Error of its own. */
   failures: number;
+  failure: Error | undefined;
   /** How long `slow` holds its key after the gate, in ms. */
   delayMs: number;
 }
 
 export function counters(): Counters {
-  return { runs: new Map(), byKey: new Map(), gate: undefined, failures: 0, delayMs: 20 };
+  return { runs: new Map(), byKey: new Map(), gate: undefined, failures: 0, failure: undefined, delayMs: 20 };
 }
 
 const bump = (map: Map<string, number>, name: string) => map.set(name, (map.get(name) ?? 0) + 1);
@@ -77,6 +83,10 @@ export function app(
         Query: {
           payment: (_, { id }: { id: string }) => ({ id, cents: 0, note: null, token: null }),
           runs: () => [...count.runs.values()].reduce((a, b) => a + b, 0),
+          preview: () => ({}),
+        },
+        PaymentOps: {
+          create: (_, { cents }: { cents: number }, { request }) => payment('create', cents, null, request),
         },
         Mutation: {
           pay: (_, args: { cents: number; note?: string; idempotencyKey?: string }, { request }) => {
@@ -97,10 +107,11 @@ export function app(
             if (count.failures > 0) {
               count.failures -= 1;
               bump(count.runs, 'flaky');
-              throw new Error('the card network is down');
+              throw count.failure ?? new Error('the card network is down');
             }
             return payment('flaky', cents, null, request);
           },
+          payments: () => ({}),
           plain: (_, { cents }: { cents: number }) => {
             bump(count.runs, 'plain');
             return cents;

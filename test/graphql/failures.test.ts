@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { createSchema, createYoga } from 'graphql-yoga';
 import { Redis } from 'ioredis';
-import { isInvalidOptionsError } from 'oncely';
+import { isInvalidOptionsError, MemoryStore } from 'oncely';
 import { idempotentDirective, useIdempotency } from 'oncely/graphql';
 import { RedisStore } from 'oncely/redis';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -44,6 +44,28 @@ describe('useIdempotency with the store down', () => {
     // Queries do not touch the store.
     const query = await post(yoga.fetch, 'query { runs }');
     expect(query.body).toEqual({ data: { runs: 1 } });
+  });
+});
+
+describe('useIdempotency with a result past maxBodyBytes', () => {
+  it('answers a retry IDEMPOTENCY_NOT_RETAINED (no 4xx or 5xx status: the effect happened), never running again', async () => {
+    const count = counters();
+    const yoga = app(new MemoryStore(), count, { maxBodyBytes: 16 });
+    const key = { 'idempotency-key': randomUUID() };
+    const first = await post(
+      yoga.fetch,
+      'mutation { pay(cents: 1, note: "a long enough note") { id } }',
+      key,
+    );
+    expect(first.body.errors).toBeUndefined();
+    const retry = await post(
+      yoga.fetch,
+      'mutation { pay(cents: 1, note: "a long enough note") { id } }',
+      key,
+    );
+    expect(retry.status).toBe(200);
+    expect(retry.body.errors?.[0]?.extensions).toEqual({ code: 'IDEMPOTENCY_NOT_RETAINED' });
+    expect(count.runs.get('pay')).toBe(1);
   });
 });
 

@@ -4,7 +4,7 @@
  * throwing resolver, queries and fields left alone, scopes, and the errors' shape (code, HTTP status, retry-after).
  */
 import { randomUUID } from 'node:crypto';
-import { MemoryStore, type Store } from 'oncely';
+import { InProgressError, MemoryStore, type Store } from 'oncely';
 import { describe, expect, it } from 'vitest';
 import { redisStore } from '../support/redis-store.js';
 import { app, counters, type GraphQLAnswer, post } from './app.js';
@@ -59,9 +59,14 @@ for (const setup of stores) {
       expect(again.body).toEqual(first.body);
       expect(count.runs.get('pay')).toBe(1);
       expect(errorOf(await send(query('b'))).extensions?.code).toBe('IDEMPOTENCY_MISMATCH');
+      // A key argument given as null is no key argument: the header's key, and the same fingerprint as without it.
+      const header = { 'idempotency-key': randomUUID() };
+      const withNull = await send('mutation { pay(cents: 3, idempotencyKey: null) { id } }', header);
+      expect(await send('mutation { pay(cents: 3) { id } }', header)).toEqual(withNull);
+      expect(count.runs.get('pay')).toBe(2);
       // An argument key and the same header key name two records.
       await send('mutation { pay(cents: 1, note: "a") { id } }', { 'idempotency-key': argKey });
-      expect(count.runs.get('pay')).toBe(2);
+      expect(count.runs.get('pay')).toBe(3);
     });
 
     it('gives each field of a document its own record under one header key (the response path)', async () => {
@@ -171,6 +176,30 @@ for (const setup of stores) {
       const replayed = await send(doc, key);
       expect(replayed.body).toEqual(retried.body);
       expect(count.runs.get('flaky')).toBe(2);
+    });
+
+    it('passes on a resolver’s own oncely error as the resolver’s error, not as a refusal of the key', async () => {
+      const { count, send } = fresh();
+      count.failures = 1;
+      count.failure = new InProgressError(1_000, 1);
+      const failed = await send('mutation { flaky(cents: 9) { id } }', { 'idempotency-key': randomUUID() });
+      expect(failed.status).toBe(200);
+      expect(errorOf(failed).extensions?.code).toBe('INTERNAL_SERVER_ERROR');
+    });
+
+    it('guards a field of a namespace type in mutations, and leaves it alone when a query reaches it', async () => {
+      const { count, send } = fresh({ fields: ['PaymentOps.create'] });
+      const key = { 'idempotency-key': randomUUID() };
+      const doc = 'mutation { payments { a: create(cents: 1) { id } b: create(cents: 1) { id } } }';
+      const first = await send(doc, key);
+      expect(first.body.errors).toBeUndefined();
+      expect(await send(doc, key)).toEqual(first);
+      expect(count.runs.get('create')).toBe(2);
+      for (let i = 0; i < 2; i++) {
+        const read = await send('query { preview { create(cents: 1) { id } } }', key);
+        expect(read.body.errors).toBeUndefined();
+      }
+      expect(count.runs.get('create')).toBe(4);
     });
 
     it('leaves queries, and mutation fields not opted in, untouched', async () => {

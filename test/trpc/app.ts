@@ -16,9 +16,17 @@ export interface Counters {
   readonly byKey: Map<string, number>;
   gate: Promise<void> | undefined;
   failures: number;
+  /** What `flaky` throws while `failures` is above zero; an Error of its own when undefined. */
+  failure: Error | undefined;
 }
 
-export const counters = (): Counters => ({ runs: new Map(), byKey: new Map(), gate: undefined, failures: 0 });
+export const counters = (): Counters => ({
+  runs: new Map(),
+  byKey: new Map(),
+  gate: undefined,
+  failures: 0,
+  failure: undefined,
+});
 
 const bump = (map: Map<string, number>, name: string) => map.set(name, (map.get(name) ?? 0) + 1);
 
@@ -77,7 +85,7 @@ export function router(
         if (count.failures > 0) {
           count.failures -= 1;
           bump(count.runs, 'flaky');
-          throw new Error('the card network is down');
+          throw count.failure ?? new Error('the card network is down');
         }
         return payment('flaky', ctx, input.cents, undefined);
       }),

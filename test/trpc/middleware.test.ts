@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { TRPCError } from '@trpc/server';
-import { MemoryStore, type Store } from 'oncely';
+import { InProgressError, MemoryStore, type Store } from 'oncely';
 import { idempotencyErrorData } from 'oncely/trpc';
 import { describe, expect, it } from 'vitest';
 import { redisStore } from '../support/redis-store.js';
@@ -140,6 +140,24 @@ for (const setup of stores) {
       const retried = await call(key).flaky({ cents: 9 });
       expect(await call(key).flaky({ cents: 9 })).toEqual(retried);
       expect(count.runs.get('flaky')).toBe(2);
+    });
+
+    it('leaves a resolver’s own oncely error as the resolver’s (INTERNAL_SERVER_ERROR, no idempotency data)', async () => {
+      const { count, call } = fresh();
+      count.failures = 1;
+      count.failure = new InProgressError(1_000, 1);
+      const failed = await refusal(call({ 'idempotency-key': randomUUID() }).flaky({ cents: 9 }));
+      expect(failed.code).toBe('INTERNAL_SERVER_ERROR');
+      expect(idempotencyErrorData(failed)).toBeUndefined();
+    });
+
+    it('answers a retry of a result past maxBodyBytes with IDEMPOTENCY_NOT_RETAINED, never running again', async () => {
+      const { count, call } = fresh({ maxBodyBytes: 16 });
+      const key = { 'idempotency-key': randomUUID() };
+      await call(key).pay({ cents: 1 });
+      const retry = await refusal(call(key).pay({ cents: 1 }));
+      expect(idempotencyErrorData(retry)).toEqual({ code: 'IDEMPOTENCY_NOT_RETAINED' });
+      expect(count.runs.get('pay')).toBe(1);
     });
 
     it('passes queries through, and leaves mutations without the middleware alone', async () => {
