@@ -3,6 +3,7 @@
  * the status route of long-running requests, and `@IdempotencyClaim()` to hand a handler its claim.
  */
 import { applyDecorators, createParamDecorator, SetMetadata, UseInterceptors } from '@nestjs/common';
+import type { ExecutionContext } from '../core/claim.js';
 import { InvalidOptionsError } from '../core/errors.js';
 import { knownOptions } from '../core/validate.js';
 import type { IdempotencyContext } from '../http/context.js';
@@ -10,6 +11,7 @@ import { ROUTE_OPTION_NAMES } from '../http/options.js';
 import type { NestRequest } from './exchange.js';
 import { IdempotencyInterceptor, idempotencyContextOf } from './interceptor.js';
 import { type IdempotentRouteOptions, ROUTE_METADATA, STATUS_METADATA } from './metadata.js';
+import { rpcClaimOf } from './rpc.js';
 
 /**
  * Marks a handler, or every handler of a controller, as idempotent: unsafe methods (POST and PATCH by default)
@@ -49,12 +51,20 @@ export function IdempotencyStatus<Req = NestRequest>(
 /**
  * The handler's idempotency context (`token`, `signal`, `attempt`, `skipStorage()`, `retainFor(ms)`, `defer(work)`)
  * as a parameter: undefined for requests that are not the layer's business (safe methods, no key where none is
- * required).
+ * required). On a microservice handler, its `MessageClaim` (`token`, `signal`, `attempt`, `takeover`).
  */
 export const IdempotencyClaim: () => ParameterDecorator = createParamDecorator(
-  (_data: unknown, context): IdempotencyContext | undefined =>
-    idempotencyContextOf(context.switchToHttp().getRequest<object>()),
+  (_data: unknown, context): IdempotencyContext | MessageClaim | undefined =>
+    context.getType() === 'rpc'
+      ? rpcClaimOf(context.switchToRpc().getContext())
+      : idempotencyContextOf(context.switchToHttp().getRequest<object>()),
 );
+
+/**
+ * What `@IdempotencyClaim()` gives a microservice handler (`@MessagePattern`, `@EventPattern`): the claim's fencing
+ * `token`, its `signal` (aborted if the claim is lost), `attempt` and `takeover`.
+ */
+export type MessageClaim = ExecutionContext;
 
 function checkNames(what: string, options: unknown): void {
   if (options === null || typeof options !== 'object')

@@ -19,6 +19,7 @@ import type { HttpAnswer } from '../http/problem.js';
 import { type Exchange, exchangeOf, type NestRequest } from './exchange.js';
 import { NestExchange } from './respond.js';
 import { OncelyRoutes, type RouteEntry } from './routes.js';
+import { handleRpc } from './rpc.js';
 
 // On Nest's request object: the layer took this request (a second copy of the interceptor stands aside), and the
 // handler's context while the request owns its key.
@@ -47,9 +48,14 @@ export class IdempotencyInterceptor implements NestInterceptor {
   constructor(readonly routes: OncelyRoutes) {}
 
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
-    if (context.getType() !== 'http') return next.handle();
+    const type = context.getType();
+    if (type !== 'http' && type !== 'rpc') return next.handle();
     const entry = this.routes.entryFor(context.getClass(), context.getHandler() as () => unknown);
     if (entry === undefined) return next.handle();
+    if (type === 'rpc')
+      return entry.kind === 'idempotent'
+        ? handleRpc(entry.flow, context, () => next.handle())
+        : next.handle();
     const http = context.switchToHttp();
     const request = http.getRequest<NestRequest & Marked>();
     // @Idempotent() on a controller and on its handler applies this interceptor twice: the outer one decides.
