@@ -3,7 +3,7 @@ import type pg from 'pg';
 import { afterAll, beforeAll, expect, it, vi } from 'vitest';
 import { PostgresStore } from '../../src/stores/postgres/index.js';
 import { requireService, services } from '../support/services.js';
-import { startWorker, type Worker } from './support/children.js';
+import { crashOneConsumer, startWorker, type Worker } from './support/children.js';
 import { testPool, until } from './support/pg.js';
 
 // Child processes start through tsx: on a loaded 2-core machine each start can take seconds.
@@ -76,15 +76,7 @@ it('every message twice, a consumer SIGKILLed right after writing its effect ins
 
   const config = { queue, store: 'postgres-tx', schema, effects: `"${schema}".effects_kill`, leaseMs: 1_000 };
   // The victim handles many messages at once: every transaction it had open rolls back with it.
-  // It runs alone until it stalls: a consumer started beside it could drain the queue first.
-  const victim = startWorker('consumer', { ...config, stallAt: 40, prefetch: 20 });
-  workers.push(victim);
-  await victim.waitFor((e) => e.type === 'stalled');
-  const steady = startWorker('consumer', config);
-  workers.push(steady);
-  await victim.kill('SIGKILL');
-  const replacement = startWorker('consumer', config);
-  workers.push(replacement);
+  const { steady, replacement } = await crashOneConsumer(workers, config, { stallAt: 40, prefetch: 20 });
 
   await until(
     async () => {

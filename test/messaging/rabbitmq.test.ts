@@ -12,7 +12,7 @@ import { Outbox, outboxStats } from '../../src/messaging/outbox/index.js';
 import type { OutboxMessage } from '../../src/messaging/publisher.js';
 import { RedisStore } from '../../src/stores/redis/index.js';
 import { requireService, services } from '../support/services.js';
-import { startWorker, type Worker } from './support/children.js';
+import { crashOneConsumer, startWorker, type Worker } from './support/children.js';
 import { freshOutbox, testPool, until } from './support/pg.js';
 import { acksOnlyWhatIsStored, outageInboxOptions } from './support/store-outage.js';
 
@@ -247,15 +247,7 @@ describe('consumeIdempotently (RabbitMQ) across processes', () => {
     const config = { queue, store: 'redis', prefix: `oncely-msg-${tag}-consume`, effects, leaseMs: 1_000 };
     // The victim takes one message at a time, so when it hangs in a handler (before the effect) nothing else of
     // it is between an effect and its stored outcome: that window is closed only by the transactional inbox.
-    // The victim runs alone until it stalls: a consumer started beside it could drain the queue first.
-    const victim = startWorker('consumer', { ...config, stallAt: 10, prefetch: 1 });
-    workers.push(victim);
-    await victim.waitFor((e) => e.type === 'stalled');
-    const steady = startWorker('consumer', config);
-    workers.push(steady);
-    await victim.kill('SIGKILL');
-    const replacement = startWorker('consumer', config);
-    workers.push(replacement);
+    const { steady, replacement } = await crashOneConsumer(workers, config, { stallAt: 10, prefetch: 1 });
 
     await until(
       async () => {

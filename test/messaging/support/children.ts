@@ -77,5 +77,27 @@ export function startWorker(name: string, config: object): Worker {
   };
 }
 
+/**
+ * The crash a multi-process consumer test stages: a victim consumer (`config` plus `victim`) runs alone until it
+ * stalls in a handler (a consumer started beside it could drain the queue first), a steady consumer joins, the
+ * victim is SIGKILLed, and a replacement starts. Every process goes into `workers`, for the file's cleanup; the
+ * two left running are returned.
+ */
+export async function crashOneConsumer(
+  workers: Worker[],
+  config: object,
+  victim: { readonly stallAt: number; readonly prefetch: number },
+): Promise<{ readonly steady: Worker; readonly replacement: Worker }> {
+  const stalled = startWorker('consumer', { ...config, ...victim });
+  workers.push(stalled);
+  await stalled.waitFor((e) => e.type === 'stalled');
+  const steady = startWorker('consumer', config);
+  workers.push(steady);
+  await stalled.kill('SIGKILL');
+  const replacement = startWorker('consumer', config);
+  workers.push(replacement);
+  return { steady, replacement };
+}
+
 /** For workers: print one event as a JSON line. */
 export const report = (event: object) => process.stdout.write(`${JSON.stringify(event)}\n`);
