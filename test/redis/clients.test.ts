@@ -5,6 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { isCorruptRecordError } from '../../src/core/errors.js';
 import { idempotent } from '../../src/idempotent.js';
 import { RedisStore } from '../../src/stores/redis/index.js';
 import { runStoreConformance } from '../../src/testing/index.js';
@@ -78,6 +79,17 @@ describe.each(CLIENTS)('RedisStore on %s', (name: ClientName) => {
     if (replay.kind !== 'replay') throw new Error(replay.kind);
     expect(Buffer.from(replay.outcome.body).equals(Buffer.from(body))).toBe(true);
     expect(Buffer.from((await store.get('bin'))!.outcome!.body).equals(Buffer.from(body))).toBe(true);
+    await store.close();
+  });
+
+  it('reports a key of another type as a CorruptRecordError, never a wrong answer', async () => {
+    const store = new RedisStore({ client: made.client, prefix: prefix() });
+    await redis.admin.rpush(store.keys.record('list'), 'x');
+    await redis.admin.set(store.keys.record('text'), 'not a record');
+    for (const key of ['list', 'text']) {
+      await expect(store.begin({ key, fingerprint: 'f', ...lease })).rejects.toSatisfy(isCorruptRecordError);
+      await expect(store.get(key)).rejects.toSatisfy(isCorruptRecordError);
+    }
     await store.close();
   });
 

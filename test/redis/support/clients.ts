@@ -3,7 +3,7 @@
  * iovalkey, node-redis (`redis` 5) and Valkey GLIDE, against one server (a port) or a Cluster (its startup
  * nodes). Each test file that runs the store on every client loops over `CLIENTS`.
  */
-import { GlideClient, GlideClusterClient } from '@valkey/valkey-glide';
+import { GlideClient, GlideClusterClient, Logger } from '@valkey/valkey-glide';
 import { Cluster as IoredisCluster, Redis as IoredisRedis } from 'ioredis';
 import { Cluster as IovalkeyCluster, Redis as IovalkeyRedis } from 'iovalkey';
 import { createClient, createCluster } from 'redis';
@@ -25,6 +25,9 @@ export interface Address {
 }
 
 const host = '127.0.0.1';
+
+// GLIDE's core logs every server error it relays (each NOSCRIPT the store recovers from) as a warning.
+Logger.setLoggerConfig('error');
 
 /** A client of `name` on one server, connected. `reconnectMs`: how often it redials after the server went away. */
 export async function connectClient(

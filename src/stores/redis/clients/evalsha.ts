@@ -34,7 +34,7 @@ export function evalWords(call: ScriptCall): Words {
 
 /** True for the server's NOSCRIPT answer, whatever the client wrapped it in. */
 export function isNoScript(error: unknown): boolean {
-  return error instanceof Error && error.message.includes('NOSCRIPT');
+  return error instanceof Error && /NOSCRIPT|NoScriptError/.test(error.message);
 }
 
 /** Runs the call by SHA, and once more as EVAL when the server answers NOSCRIPT. */

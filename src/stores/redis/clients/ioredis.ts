@@ -8,6 +8,7 @@ import { ConnectionGate } from '../connection.js';
 import { redisEndpoint } from '../endpoint.js';
 import { isCluster, type RedisClient, registerScripts, runScript } from '../scripts.js';
 import type { NodeCommand, RedisNode, RedisTransport, ScriptCall, SettleSubscriber } from '../transport.js';
+import { evalshaWords, evalWords, isNoScript, type Words } from './evalsha.js';
 import { slotOf } from './slot.js';
 
 type Pipeline = ReturnType<RedisClient['pipeline']>;
@@ -65,12 +66,24 @@ export class IoredisTransport implements RedisTransport {
     return replies;
   }
 
+  /**
+   * Raw EVALSHA, not the registered command: ioredis resends a NOSCRIPT'd script on its own, after the WAIT of the
+   * same pipeline has already answered for the writes before it. Here a NOSCRIPT sends EVAL and WAIT again.
+   */
   async scriptAndWait(call: ScriptCall, replicas: number, timeoutMs: number): Promise<[unknown, unknown]> {
-    const pipeline = this.#client.pipeline();
-    runScript(pipeline, call.name, call.key, call.args, call.bytes);
-    pipeline.wait(replicas, timeoutMs);
-    const results = (await pipeline.exec()) ?? [];
-    return [settled(results[0]), settled(results[1])];
+    const send = async (words: Words): Promise<[unknown, unknown]> => {
+      const pipeline = this.#client.pipeline();
+      pipeline.call(String(words[0]), ...words.slice(1));
+      pipeline.wait(replicas, timeoutMs);
+      const results = (await pipeline.exec()) ?? [];
+      return [settled(results[0]), settled(results[1])];
+    };
+    try {
+      return await send(evalshaWords(call));
+    } catch (error) {
+      if (!isNoScript(error)) throw error;
+      return send(evalWords(call));
+    }
   }
 
   async nodes(): Promise<readonly RedisNode[]> {
