@@ -23,6 +23,7 @@ import {
 } from '../../src/index.js';
 import { CircuitBreaker, canonicalJson, validateKey } from '../../src/store.js';
 import { FakeClock } from '../../src/testing/index.js';
+import { until } from '../http/support/fixture.js';
 import { faulty, over } from './faulty-store.js';
 
 const outcome: Outcome = { status: 201, headers: [], body: Buffer.from('ok') };
@@ -308,14 +309,15 @@ describe('a claim', () => {
 
   it('stops renewing once settled', async () => {
     const store = faulty(new MemoryStore());
-    const engine = new Engine({ store, leaseMs: 30 });
+    // A lease long enough that a loaded machine's stalled event loop cannot lose it before `complete`.
+    const engine = new Engine({ store, leaseMs: 300 });
     const begun = await engine.begin({ key: 'k', fingerprint: 'f', retentionMs: 60_000 });
     if (begun.kind !== 'acquired') throw new Error(begun.kind);
     expect(begun.claim.signal.aborted).toBe(false);
-    await sleep(25);
+    await until(() => (store.calls.renew ?? 0) > 0); // renewing every 100 ms
     await begun.claim.complete(outcome);
     const renewals = store.calls.renew ?? 0;
-    await sleep(100);
+    await sleep(350);
     expect(store.calls.renew ?? 0).toBe(renewals);
     expect(begun.claim.signal.aborted).toBe(false);
   });
