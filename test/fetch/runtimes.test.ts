@@ -39,10 +39,16 @@ interface Answer {
   readonly body: Buffer;
 }
 
+// A binary that cannot run at all (npm install not done, an unsupported CPU): skipped outside CI, fails under it.
+const runnable = new Map(
+  runtimes.map((runtime) => [
+    runtime.name,
+    systemTool(runtime.name, [runtime.command, '--version'], 'npm install (a devDependency)'),
+  ]),
+);
+
 for (const runtime of runtimes) {
-  // A binary that cannot run at all (npm install not done, an unsupported CPU): skipped outside CI, fails under it.
-  const runnable = systemTool(runtime.name, [runtime.command, '--version'], 'npm install (a devDependency)');
-  describe.runIf(runnable)(`oncely/fetch on ${runtime.name}, RedisStore (ioredis)`, () => {
+  describe.runIf(runnable.get(runtime.name))(`oncely/fetch on ${runtime.name}, RedisStore (ioredis)`, () => {
     const prefix = `oncely-fetch-${runtime.name.toLowerCase()}-${randomUUID().slice(0, 8)}`;
     let redis: Redis;
     let server: RuntimeServer;
@@ -154,3 +160,65 @@ for (const runtime of runtimes) {
     }, 30_000);
   });
 }
+
+describe.runIf(runtimes.every((runtime) => runnable.get(runtime.name)))(
+  'oncely/fetch on Bun and Deno at once, one Redis',
+  () => {
+    const prefix = `oncely-fetch-both-${randomUUID().slice(0, 8)}`;
+    let redis: Redis;
+    let servers: RuntimeServer[] = [];
+
+    beforeAll(async () => {
+      await requireService('redis');
+      redis = new Redis(services.redis.url, { maxRetriesPerRequest: 1 });
+      const env = { REDIS_URL: services.redis.url, ONCELY_PREFIX: prefix };
+      servers = await Promise.all(
+        runtimes.map((runtime) => startRuntimeServer(runtime.name, runtime.command, runtime.args, env)),
+      );
+    }, 90_000);
+
+    afterAll(async () => {
+      await Promise.all(servers.map((server) => server.stop()));
+      if (redis === undefined) return;
+      const keys = await redis.keys(`${prefix}*`);
+      if (keys.length > 0) await redis.del(...keys);
+      await redis.quit();
+    });
+
+    it('a storm split between the two runtimes runs each key once; the other runtime replays the same bytes', async () => {
+      const keys = Array.from({ length: STORM_KEYS }, () => randomUUID());
+      const send = async (server: RuntimeServer, key: string) => {
+        const response = await fetch(`${server.baseUrl}/payments`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'idempotency-key': key },
+          body: JSON.stringify({ amount: 3, delayMs: 150 }),
+        });
+        return {
+          key,
+          status: response.status,
+          headers: response.headers,
+          body: Buffer.from(await response.arrayBuffer()),
+        };
+      };
+      const answers = await Promise.all(
+        keys.flatMap((key) =>
+          Array.from({ length: STORM_PER_KEY + 1 }, (_, i) => send(servers[i % 2]!, key)),
+        ),
+      );
+      for (const key of keys) {
+        const mine = answers.filter((answer) => answer.key === key);
+        const originals = mine.filter(
+          (a) => a.status === 201 && a.headers.get('idempotent-replayed') === null,
+        );
+        expect(originals, `key ${key}: ${mine.map((a) => a.status).join(', ')}`).toHaveLength(1);
+        expect(Number(await redis.get(`${prefix}:runs:${key}`))).toBe(1);
+        // Whichever runtime ran it, both replay its bytes.
+        for (const server of servers) {
+          const replay = await send(server, key);
+          expect(replay.headers.get('idempotent-replayed')).toBe('true');
+          expect(replay.body.equals(originals[0]!.body)).toBe(true);
+        }
+      }
+    }, 30_000);
+  },
+);
