@@ -1,3 +1,7 @@
+/**
+ * @module The circuit breaker around the store: after a run of failures, calls fail fast and one probe at a time finds
+ * the store back.
+ */
 export interface CircuitBreakerOptions {
   /** Consecutive failures that open the circuit. Default 5. */
   readonly failureThreshold?: number;

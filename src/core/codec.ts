@@ -1,3 +1,7 @@
+/**
+ * @module Codecs for results that are not HTTP responses (`idempotent()`, the inbox, message handlers): values to bytes
+ * and back, the default keeping Date, Map, Set, BigInt and typed arrays.
+ */
 import { parse, stringify } from 'devalue';
 import { CorruptRecordError, InvalidOptionsError } from './errors.js';
 

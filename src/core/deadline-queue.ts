@@ -1,3 +1,7 @@
+/**
+ * @module `DeadlineQueue`: many deadlines of one duration on one timer, for store-call timeouts and lease renewals on
+ * the hot path.
+ */
 /** A deadline in a `DeadlineQueue`; pass it back to `cancel`. `onExpire` is called as a method of the deadline. */
 export interface Deadline {
   at: number;

@@ -1,5 +1,5 @@
 /**
- * Where engine events become `node:diagnostics_channel` messages. Every check of `hasSubscribers` comes before a
+ * @module Where engine events become `node:diagnostics_channel` messages. Every check of `hasSubscribers` comes before a
  * message is built: with nobody subscribed, an event costs one getter read and no allocation.
  */
 import type { Channel } from 'node:diagnostics_channel';

@@ -1,5 +1,5 @@
 /**
- * Lifecycle events on `node:diagnostics_channel`: the names and message shapes an APM agent or a log shipper
+ * @module Lifecycle events on `node:diagnostics_channel`: the names and message shapes an APM agent or a log shipper
  * subscribes to without passing anything to oncely. Messages carry the hashed storage key, never the client's raw
  * key, a body or a stored response. `docs/diagnostics.md` has the table.
  */

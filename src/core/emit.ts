@@ -1,5 +1,5 @@
 /**
- * The engine's one emitting function: every event goes to the user's `onEvent` hook and to its
+ * @module The engine's one emitting function: every event goes to the user's `onEvent` hook and to its
  * `node:diagnostics_channel` channel from this same call, so the two never disagree.
  */
 import { channelOf, publishEvent } from './diagnostics-publish.js';

@@ -1,3 +1,7 @@
+/**
+ * @module The engine's options, checked once at construction (`InvalidOptionsError`), with their defaults and the one
+ * list of their names the wrappers and adapters accept.
+ */
 import type { CircuitBreakerOptions } from './circuit-breaker.js';
 import { EncryptedStore } from './encrypted-store.js';
 import { type EncryptionOptions, resolveEncryption } from './encryption-keys.js';

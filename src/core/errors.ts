@@ -1,5 +1,5 @@
 /**
- * Every error oncely throws is an `OncelyError` with a stable `code`; adapters map codes to HTTP answers in one
+ * @module Every error oncely throws is an `OncelyError` with a stable `code`; adapters map codes to HTTP answers in one
  * place (`src/http/policy.ts`) and callers branch on the `isX()` guards, which match on `name` so they work across
  * duplicated copies of the package (the ky / p-limit convention).
  */

@@ -1,5 +1,5 @@
 /**
- * Everything the engine does, as typed events through one hook (`onEvent`). `key` is always the hashed storage
+ * @module Everything the engine does, as typed events through one hook (`onEvent`). `key` is always the hashed storage
  * key, never the client's raw key, so events can go to logs as they are.
  */
 export type OncelyEvent =

@@ -1,3 +1,6 @@
+/**
+ * @module Fingerprints and canonical JSON: the length-framed SHA-256 every entry point hashes a request's identity with.
+ */
 import { createHash } from 'node:crypto';
 
 /** A part of a request that goes into its fingerprint: text or raw bytes. */

@@ -1,3 +1,7 @@
+/**
+ * @module `StoreGuard`: every store call bounded by `storeTimeoutMs` and behind the circuit breaker, failing closed
+ * with `StoreUnavailableError` and reporting each failure as a `storeError` event.
+ */
 import { CircuitBreaker, type CircuitBreakerOptions } from './circuit-breaker.js';
 import { type Deadline, DeadlineQueue } from './deadline-queue.js';
 import type { Emit } from './emit.js';

@@ -1,3 +1,7 @@
+/**
+ * @module The instrumentation hook (`oncely/otel` implements it): spans and metrics around executions and store calls,
+ * without the core importing OpenTelemetry.
+ */
 import type { Emit } from './emit.js';
 import { InvalidOptionsError } from './errors.js';
 import type { OncelyEvent } from './events.js';

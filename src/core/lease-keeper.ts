@@ -1,3 +1,6 @@
+/**
+ * @module `LeaseKeeper`: a claim's lease renewed while user code runs, and its loss told on time through `signal`.
+ */
 import type { Deadline, DeadlineQueue } from './deadline-queue.js';
 import type { Emit } from './emit.js';
 import { LeaseLostError } from './errors.js';

@@ -1,3 +1,7 @@
+/**
+ * @module The option checks every factory uses (whole numbers within bounds, functions, known names), so a bad option
+ * fails at construction with its name in the message, never per request.
+ */
 import { InvalidOptionsError } from './errors.js';
 
 /** A whole number of milliseconds (or bytes, or a count) within bounds, or the default when undefined. */

@@ -1,3 +1,7 @@
+/**
+ * @module Every answer the layer gives on its own, from the engine's results and errors: replays with
+ * `Idempotent-Replayed`, 202 for deferred work, and the one map from an error to its status and problem body.
+ */
 import {
   isCorruptRecordError,
   isFingerprintMismatchError,

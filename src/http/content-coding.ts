@@ -1,3 +1,8 @@
+/**
+ * @module A handler's response stored without the content coding compression middleware applied for the request
+ * at hand (gzip, deflate, br, zstd undone, bounded in size), so every replay is readable whatever its
+ * `Accept-Encoding` and is encoded again on its own path.
+ */
 import * as zlib from 'node:zlib';
 import type { HeaderPairs } from '../core/store.js';
 

@@ -1,3 +1,7 @@
+/**
+ * @module Reading @hono/node-server's lightweight `Response` without materializing it, with the standard `Response`
+ * API as the fallback on every other runtime.
+ */
 import type { Context } from 'hono';
 import type { HttpAnswer } from './problem.js';
 import { pairsOf } from './web/body.js';

@@ -1,3 +1,7 @@
+/**
+ * @module `oncely/hono`: the Hono middleware, a shell over the framework-free flow that reads the body once, answers
+ * through Hono's context and captures the handler's `Response` (cheaply on @hono/node-server's lightweight ones).
+ */
 import type { Context, MiddlewareHandler } from 'hono';
 import { routePath } from 'hono/route';
 import { wholeNumber } from '../core/validate.js';

@@ -1,3 +1,7 @@
+/**
+ * @module The `Idempotency-Key` header's grammar: the draft's quoted sf-string and the bare form, one line only, the
+ * key rules; a malformed value is the client's error (400 `key-malformed`).
+ */
 import { InvalidKeyError } from '../core/errors.js';
 import { MAX_KEY_LENGTH, validateKey } from '../core/key.js';
 

@@ -1,3 +1,7 @@
+/**
+ * @module The in-process cache of completed outcomes (`localCache`): hot replays answered without a store call,
+ * bounded in entries, bytes and time.
+ */
 import type { HttpAnswer } from './problem.js';
 
 export interface LocalCacheOptions {

@@ -1,3 +1,7 @@
+/**
+ * @module What the layer tells an operator through its `logger`: each topic once, and why the store fails once per
+ * cause and minute, with the fix where there is one.
+ */
 import { InvalidOptionsError } from '../core/errors.js';
 
 /** Where the layer tells an operator what needs their attention. `console` fits; so does a pino or winston logger. */

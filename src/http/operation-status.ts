@@ -1,3 +1,7 @@
+/**
+ * @module The status route of long-running requests: what `GET <location>` answers for a record id (202 while the
+ * work runs, its stored response once done, 404 otherwise), through the same store guard as every request.
+ */
 import { StoreUnavailableError } from '../core/errors.js';
 import { openOutcome } from '../core/record.js';
 import { acceptedAnswer, answerForError, replayAnswer } from './answers.js';

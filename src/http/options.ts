@@ -1,3 +1,7 @@
+/**
+ * @module The HTTP adapters' options: the route options every adapter takes, checked once at construction, and
+ * `createShared`, the engine, local cache and notices one factory call's routes share.
+ */
 import { storeErrorsOnly } from '../core/emit.js';
 import { Engine, type EngineOptions } from '../core/engine.js';
 import { ENGINE_OPTION_NAMES } from '../core/engine-options.js';

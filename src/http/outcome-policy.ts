@@ -1,3 +1,7 @@
+/**
+ * @module What of a handler's response is stored: which statuses keep the key (the rest release it) and which headers
+ * go into the record, one rule for every adapter (never `Set-Cookie` or framing headers).
+ */
 import type { HeaderPairs } from '../core/store.js';
 
 /**

@@ -1,5 +1,5 @@
 /**
- * The framework-free HTTP policy every adapter shares, in one import: how the key is read, how requests are
+ * @module The framework-free HTTP policy every adapter shares, in one import: how the key is read, how requests are
  * scoped and fingerprinted, which responses and headers are stored, and every answer the layer gives on its own
  * (statuses, headers, RFC 9457 problem bodies). Adapters only translate between their framework and these.
  */

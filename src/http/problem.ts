@@ -1,3 +1,7 @@
+/**
+ * @module RFC 9457 problem answers: the table of every problem the layer sends (slug, status, title), and how one
+ * becomes status, headers and a JSON body.
+ */
 import type { HeaderPairs } from '../core/store.js';
 
 /** What the layer tells an adapter to send: status, header pairs in order, body bytes. */

@@ -1,3 +1,7 @@
+/**
+ * @module How a request is fingerprinted (`bytes`, `canonical-json` or the route's function): the hash that tells a
+ * retry of the same request from another request reusing its key (422).
+ */
 import * as crypto from 'node:crypto';
 import { canonicalJson } from '../core/fingerprint.js';
 import type { RequestView } from './scope.js';

@@ -1,3 +1,7 @@
+/**
+ * @module How long each route's handler typically runs in this process, so a 409's `Retry-After` says when the first
+ * request will likely answer rather than when its lease would end.
+ */
 /** How much a new observation moves the estimate (an exponentially weighted moving average). */
 const WEIGHT = 0.3;
 // Routes remembered at most: with the layer mounted app-wide and no route template, paths stand in for routes.
