@@ -252,15 +252,47 @@ describe('migrate and options', () => {
     });
     const made = await new DynamoDbStore({ client: backend.client, table: 'second_table' }).migrate();
     expect(made).toEqual({ created: true, ttl: 'unsupported' });
-    await backend.client.send(
-      new CreateTableCommand({
+    // Keyed on another attribute (pk only in an index), keyed on a number pk, keyed on pk and a sort key.
+    const tables: Record<string, ConstructorParameters<typeof CreateTableCommand>[0]> = {
+      other_key: {
         TableName: 'other_key',
         KeySchema: [{ AttributeName: 'id', KeyType: 'HASH' }],
-        AttributeDefinitions: [{ AttributeName: 'id', AttributeType: 'S' }],
+        AttributeDefinitions: [
+          { AttributeName: 'id', AttributeType: 'S' },
+          { AttributeName: 'pk', AttributeType: 'S' },
+        ],
+        GlobalSecondaryIndexes: [
+          {
+            IndexName: 'by_pk',
+            KeySchema: [{ AttributeName: 'pk', KeyType: 'HASH' }],
+            Projection: { ProjectionType: 'KEYS_ONLY' },
+          },
+        ],
         BillingMode: 'PAY_PER_REQUEST',
-      }),
-    );
-    await expect(migrate(backend.client, { table: 'other_key' })).rejects.toThrow(/another key schema/);
+      },
+      number_key: {
+        TableName: 'number_key',
+        KeySchema: [{ AttributeName: 'pk', KeyType: 'HASH' }],
+        AttributeDefinitions: [{ AttributeName: 'pk', AttributeType: 'N' }],
+        BillingMode: 'PAY_PER_REQUEST',
+      },
+      sort_key: {
+        TableName: 'sort_key',
+        KeySchema: [
+          { AttributeName: 'pk', KeyType: 'HASH' },
+          { AttributeName: 'sk', KeyType: 'RANGE' },
+        ],
+        AttributeDefinitions: [
+          { AttributeName: 'pk', AttributeType: 'S' },
+          { AttributeName: 'sk', AttributeType: 'S' },
+        ],
+        BillingMode: 'PAY_PER_REQUEST',
+      },
+    };
+    for (const [table, definition] of Object.entries(tables)) {
+      await backend.client.send(new CreateTableCommand(definition));
+      await expect(migrate(backend.client, { table }), table).rejects.toThrow(/another key schema/);
+    }
   });
 
   it('refuses options it cannot use, at construction', () => {
