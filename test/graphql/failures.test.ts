@@ -9,9 +9,14 @@ import { Redis } from 'ioredis';
 import { isInvalidOptionsError, MemoryStore } from 'oncely';
 import { idempotentDirective, useIdempotency } from 'oncely/graphql';
 import { RedisStore } from 'oncely/redis';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import { freePort } from '../support/free-port.js';
 import { app, counters, post, typeDefs } from './app.js';
+
+// One copy of graphql, as in an app: graphql-yoga, loaded by Node, gets graphql's CommonJS build, while Vite
+// would give the sources it transforms (src/graphql) the ESM build, and yoga would take the plugin's GraphQLErrors
+// for foreign errors and mask them. An app loads both through Node, so they share one copy there.
+vi.mock('graphql', () => import('graphql/index.js'));
 
 describe('useIdempotency with the store down', () => {
   const clients: Redis[] = [];
