@@ -36,6 +36,10 @@ export interface Connection extends Executor {
   release(): void;
   /** Closed, not returned: the server rolls back whatever transaction it had open. */
   destroy(): void;
+  /** The driver's own connection object, as the caller's code uses it (transactional mode's handle). */
+  readonly handle: MySql2Connection | MariaDbConnection;
+  /** Calls `listener` once when the connection breaks or closes; the returned function stops listening. */
+  onLost(listener: (error?: unknown) => void): () => void;
 }
 
 export interface Driver extends Executor {
@@ -100,11 +104,15 @@ function mysql2(pool: MySql2Pool): Driver {
     run: (sql, values) => run(pool, sql, values),
     async connect() {
       const connection = await pool.getConnection();
+      // The promise wrapper does not pass on the socket's events; the connection under it emits them.
+      const events = (connection as unknown as { connection: NodeJS.EventEmitter }).connection;
       return {
         threadId: connection.threadId ?? undefined,
+        handle: connection,
         run: (sql, values) => run(connection, sql, values),
         release: () => connection.release(),
         destroy: () => connection.destroy(),
+        onLost: (listener) => listen(events, listener),
       };
     },
   };
@@ -122,11 +130,29 @@ function mariadb(pool: MariaDbPool): Driver {
       const connection = await pool.getConnection();
       return {
         threadId: connection.threadId ?? undefined,
+        handle: connection,
         run: (sql, values) => run(connection, sql, values),
         release: () => void connection.release().catch(() => {}),
         destroy: () => connection.destroy(),
+        onLost: (listener) => listen(connection as unknown as NodeJS.EventEmitter, listener),
       };
     },
+  };
+}
+
+/** `error` and `end` on a connection, as one call of `listener`; the returned function stops listening. */
+function listen(events: NodeJS.EventEmitter, listener: (error?: unknown) => void): () => void {
+  let called = false;
+  const once = (error?: unknown) => {
+    if (called) return;
+    called = true;
+    listener(error);
+  };
+  events.on('error', once);
+  events.on('end', once);
+  return () => {
+    events.off('error', once);
+    events.off('end', once);
   };
 }
 

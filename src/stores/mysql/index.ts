@@ -6,3 +6,4 @@ export type { MySqlPool } from './driver.js';
 export { type MigrateOptions, migrate, schemaFor } from './migrate.js';
 export type { MySqlStoreOptions } from './options.js';
 export { MySqlStore } from './store.js';
+export { connectionOf, TransactionalMySqlStore, type TransactionalOptions } from './transactional.js';

@@ -136,7 +136,11 @@ export function beginResultOf(row: Row | undefined): BeginResult | 'busy' | 'sta
  * The parameters of the begin procedure. The label is checked here, the one place the plain and transactional
  * claims both pass through, before it could reach the column.
  */
-export function beginValues(input: BeginInput, now: number | null, keepOpen: boolean): SqlValue[] {
+export function beginValues(
+  input: BeginInput,
+  now: number | null,
+  transaction?: { readonly waitS: number },
+): SqlValue[] {
   const { key, fingerprint, leaseMs, retentionMs, label } = input;
   checkLabel(label, 'mysql');
   if (typeof fingerprint !== 'string')
@@ -148,7 +152,8 @@ export function beginValues(input: BeginInput, now: number | null, keepOpen: boo
     retentionMs,
     now,
     label === undefined ? null : Buffer.from(label, 'utf8'),
-    keepOpen ? 1 : 0,
+    transaction === undefined ? 0 : 1,
+    transaction === undefined ? null : transaction.waitS,
   ];
 }
 

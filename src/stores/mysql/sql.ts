@@ -39,7 +39,7 @@ export interface Statements {
   readonly stats: Statement;
   readonly survey: Statement;
   readonly inspectRecord: Statement;
-  /** `CALL begin(key, fingerprint, lease ms, retention ms, now ms, label, keep open)`. */
+  /** `CALL begin(key, fingerprint, lease ms, retention ms, now ms, label, keep open, lock wait s)`. */
   readonly begin: string;
   /** `CALL delete(key, now ms)`. */
   readonly delete: string;
@@ -121,7 +121,7 @@ export function statementsFor(table: string): Statements {
     stats: statement(statsSql, routines),
     survey: statement(surveySql, routines),
     inspectRecord: statement(inspectRecordSql, routines),
-    begin: `CALL ${quoteName(routines.begin)}(?, ?, ?, ?, ?, ?, ?)`,
+    begin: `CALL ${quoteName(routines.begin)}(?, ?, ?, ?, ?, ?, ?, ?)`,
     delete: `CALL ${quoteName(routines.delete)}(?, ?)`,
   };
 }

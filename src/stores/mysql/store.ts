@@ -24,6 +24,7 @@ import { migrate } from './migrate.js';
 import { type MySqlStoreOptions, resolveOptions } from './options.js';
 import { beginResultOf, beginValues, completeValues, keyBytes, numberOf, recordOf } from './rows.js';
 import { MySqlRuntime } from './runtime.js';
+import { TransactionalMySqlStore, type TransactionalOptions } from './transactional.js';
 
 // begin answers `stale` after 8 rounds inside the server; a few more calls cover a burst, more is an outage.
 const MAX_BEGIN_CALLS = 4;
@@ -68,9 +69,17 @@ export class MySqlStore implements Store {
     await migrate(this.#runtime.driver.pool, { table: this.#runtime.table });
   }
 
+  /**
+   * A view of this store in transactional mode: the Engine claims the key, runs the user code and stores the
+   * outcome in one transaction whose connection the code receives as `context.transaction` (`connectionOf`).
+   */
+  transactional(options: TransactionalOptions = {}): TransactionalMySqlStore {
+    return new TransactionalMySqlStore(this, this.#runtime, options);
+  }
+
   async begin(input: BeginInput): Promise<BeginResult> {
     for (let call = 1; ; call++) {
-      const values = beginValues(input, this.#runtime.now(), false);
+      const values = beginValues(input, this.#runtime.now());
       const { rows } = await this.#runtime.raw('begin', this.#runtime.statements.begin, values);
       const result = beginResultOf(rows[0]);
       if (result === 'busy') {

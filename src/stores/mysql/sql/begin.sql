@@ -10,6 +10,9 @@
 -- p_keep_open                     0: plain mode, the claim commits here. 1: transactional mode, the transaction
 --                                 stays open when the key is claimed (the caller's writes join it); it is ended
 --                                 here for every other answer.
+-- p_wait_s                        how long a row lock wait may last, in whole seconds (innodb_lock_wait_timeout,
+--                                 set for this call only: the session's own value comes back before it returns);
+--                                 NULL: the session's
 --
 -- Returns one row: outcome, token, attempt, retry_after_ms, completed_at_ms, status, headers, body, encoding,
 -- storage, where outcome is one of
@@ -24,7 +27,7 @@
 -- round over in a fresh transaction, so the shared lock a duplicate-key error leaves is never upgraded in place.
 CREATE PROCEDURE IF NOT EXISTS {{begin}}(
   IN p_key VARBINARY(512), IN p_fingerprint VARBINARY(1024), IN p_lease_ms BIGINT, IN p_retention_ms BIGINT,
-  IN p_now_ms BIGINT, IN p_label VARBINARY(800), IN p_keep_open TINYINT)
+  IN p_now_ms BIGINT, IN p_label VARBINARY(800), IN p_keep_open TINYINT, IN p_wait_s INT)
   MODIFIES SQL DATA
   SQL SECURITY INVOKER
 BEGIN
@@ -36,10 +39,14 @@ BEGIN
   DECLARE v_fingerprint VARBINARY(1024);
   DECLARE v_headers MEDIUMBLOB;
   DECLARE v_body LONGBLOB;
+  DECLARE v_wait_s BIGINT DEFAULT @@SESSION.innodb_lock_wait_timeout;
   DECLARE CONTINUE HANDLER FOR NOT FOUND SET v_found = 0;
   DECLARE CONTINUE HANDLER FOR 1062, 1213 SET v_retry = 1;
   DECLARE CONTINUE HANDLER FOR 1205 SET v_busy = 1;
 
+  IF p_wait_s IS NOT NULL THEN
+    SET SESSION innodb_lock_wait_timeout = p_wait_s;
+  END IF;
   claim: LOOP
     SET v_round = v_round + 1, v_found = 1, v_retry = 0, v_outcome = NULL;
     START TRANSACTION;
@@ -119,6 +126,7 @@ BEGIN
   IF p_keep_open = 0 OR v_outcome NOT IN ('acquired', 'takeover') THEN
     COMMIT;
   END IF;
+  SET SESSION innodb_lock_wait_timeout = v_wait_s;
   SELECT v_outcome AS outcome, v_token AS token, v_attempt AS attempt,
     IF(v_outcome = 'inProgress', v_lease_until - v_now, NULL) AS retry_after_ms,
     IF(v_outcome = 'replay', v_completed, NULL) AS completed_at_ms,
