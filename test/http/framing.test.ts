@@ -1,4 +1,4 @@
-import type { Server } from 'node:http';
+import type { Agent, Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
 import express from 'express';
@@ -26,6 +26,15 @@ const closers: (() => Promise<void>)[] = [];
 afterEach(async () => {
   for (const close of closers.splice(0)) await close();
 });
+
+/** The server's port and a keep-alive agent of one connection to it, both closed after the test. */
+async function overOneConnection(server: Server): Promise<{ port: number; agent: Agent }> {
+  closers.push(closing(server));
+  const port = await listening(server);
+  const agent = oneConnection();
+  closers.push(async () => agent.destroy());
+  return { port, agent };
+}
 
 /** POST /payments answers 201 JSON on every adapter, behind the layer. */
 const servers: Record<string, () => Promise<Served>> = {
@@ -152,10 +161,7 @@ describe('a partial write, then an error (Express 4 and 5)', () => {
             });
           }
           const server = app.listen(0, '127.0.0.1');
-          closers.push(closing(server));
-          const port = await listening(server);
-          const agent = oneConnection();
-          closers.push(async () => agent.destroy());
+          const { port, agent } = await overOneConnection(server);
           const send = (path: string) =>
             rawRequest(port, {
               path,
@@ -216,10 +222,7 @@ describe('a partial write, then other headers (node)', () => {
         res.end('done');
       }),
     ).listen(0, '127.0.0.1');
-    closers.push(closing(server));
-    const port = await listening(server);
-    const agent = oneConnection();
-    closers.push(async () => agent.destroy());
+    const { port, agent } = await overOneConnection(server);
     const send = (path: string) =>
       rawRequest(port, {
         path,
