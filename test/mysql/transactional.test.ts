@@ -75,7 +75,11 @@ describe.each(DRIVERS)('transactional mode on %s', (driver) => {
     const inside = new Promise<void>((resolve) => {
       entered = resolve;
     });
-    return { open, inside, hold: async () => (entered(), await opened) };
+    const hold = async () => {
+      entered();
+      await opened;
+    };
+    return { open, inside, hold };
   }
 
   it('commits the business row and the key record together; a retry replays without running', async () => {
