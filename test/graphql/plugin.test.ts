@@ -1,25 +1,21 @@
 /**
- * oncely/graphql on graphql-yoga, in-process (`yoga.fetch`), on MemoryStore and on the machine's Redis: first run,
- * replay without the resolver, one record per field of a document, concurrent duplicates, mismatch, bad keys, a
- * throwing resolver, queries and fields left alone, scopes, and the errors' shape (code, HTTP status, retry-after).
+ * oncely/graphql on graphql-yoga, in-process (`yoga.fetch`), on MemoryStore, the machine's Redis and PostgreSQL:
+ * first run, replay without the resolver, one record per field of a document, concurrent duplicates, mismatch, bad
+ * keys, a throwing resolver, queries and fields left alone, scopes, and the errors' shape (code, HTTP status,
+ * retry-after).
  */
 import { randomUUID } from 'node:crypto';
-import { InProgressError, MemoryStore, type Store } from 'oncely';
+import { InProgressError } from 'oncely';
 import { describe, expect, it, vi } from 'vitest';
-import { redisStore } from '../support/redis-store.js';
 import { app, counters, type GraphQLAnswer, post } from './app.js';
+import { adapterStores } from './stores.js';
 
 // One copy of graphql, as in an app: graphql-yoga, loaded by Node, gets graphql's CommonJS build, while Vite
 // would give the sources it transforms (src/graphql) the ESM build, and yoga would take the plugin's GraphQLErrors
 // for foreign errors and mask them. An app loads both through Node, so they share one copy there.
 vi.mock('graphql', () => import('graphql/index.js'));
 
-interface StoreSetup {
-  readonly name: string;
-  create(): Store;
-}
-
-const stores: StoreSetup[] = [{ name: 'memory', create: () => new MemoryStore() }, redisStore('graphql')];
+const stores = adapterStores('graphql');
 
 const PAY = 'mutation { pay(cents: 500, note: "lunch") { id cents note label } }';
 

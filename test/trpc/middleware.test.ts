@@ -1,22 +1,18 @@
 /**
- * oncely/trpc's `idempotent()` on tRPC 11, in-process through `createCaller`, on MemoryStore and on the machine's
- * Redis: first run, replay without the resolver (structured values intact), concurrent duplicates, mismatch, bad
- * keys, a throwing resolver, queries left alone, keys from the input, scopes, and the errors' codes and causes.
+ * oncely/trpc's `idempotent()` on tRPC 11, in-process through `createCaller`, on MemoryStore, the machine's Redis
+ * and PostgreSQL: first run, replay without the resolver (structured values intact), concurrent duplicates,
+ * mismatch, bad keys, a throwing resolver, queries left alone, keys from the input, scopes, and the errors' codes
+ * and causes.
  */
 import { randomUUID } from 'node:crypto';
 import { TRPCError } from '@trpc/server';
-import { InProgressError, MemoryStore, type Store } from 'oncely';
+import { InProgressError } from 'oncely';
 import { idempotencyErrorData } from 'oncely/trpc';
 import { describe, expect, it } from 'vitest';
-import { redisStore } from '../support/redis-store.js';
+import { adapterStores } from '../graphql/stores.js';
 import { caller, counters, router } from './app.js';
 
-interface StoreSetup {
-  readonly name: string;
-  create(): Store;
-}
-
-const stores: StoreSetup[] = [{ name: 'memory', create: () => new MemoryStore() }, redisStore('trpc')];
+const stores = adapterStores('trpc');
 
 async function refusal(call: Promise<unknown>): Promise<TRPCError> {
   const error = await call.then(
