@@ -73,7 +73,8 @@ export class IoredisTransport implements RedisTransport {
   async scriptAndWait(call: ScriptCall, replicas: number, timeoutMs: number): Promise<[unknown, unknown]> {
     const send = async (words: Words): Promise<[unknown, unknown]> => {
       const pipeline = this.#client.pipeline();
-      pipeline.call(String(words[0]), ...words.slice(1));
+      // By the lower-case name ioredis (and iovalkey) knows the keys of: a Cluster routes by them, keyPrefix adds to them.
+      pipeline.call(String(words[0]).toLowerCase(), ...words.slice(1));
       pipeline.wait(replicas, timeoutMs);
       const results = (await pipeline.exec()) ?? [];
       return [settled(results[0]), settled(results[1])];
@@ -149,7 +150,8 @@ class IoredisNode implements RedisNode {
 
   async send(commands: readonly NodeCommand[]): Promise<unknown[]> {
     const pipeline: Pipeline = this.#node.pipeline();
-    for (const [name, ...args] of commands) pipeline.callBuffer(String(name), ...args);
+    // Lower-case names: iovalkey finds a command's keys (to add keyPrefix) only by them.
+    for (const [name, ...args] of commands) pipeline.callBuffer(String(name).toLowerCase(), ...args);
     const results = (await pipeline.exec()) ?? [];
     return commands.map((_, i) => {
       const [error, reply] = results[i] ?? [new Error('redis pipeline: no reply'), undefined];
