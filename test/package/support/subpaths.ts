@@ -13,10 +13,13 @@ export const SUBPATH_PEERS: Readonly<Record<string, readonly string[]>> = {
   'oncely/redis-streams': ['ioredis'],
   'oncely/bullmq': ['bullmq'],
   'oncely/postgres': ['pg'],
+  'oncely/dynamodb': ['@aws-sdk/client-dynamodb'],
   'oncely/outbox': ['pg'],
   'oncely/express': ['express'],
   'oncely/fastify': ['fastify'],
   'oncely/hono': ['hono'],
+  // Web-standard Request and Response only.
+  'oncely/fetch': [],
   'oncely/rabbitmq': ['amqplib'],
   'oncely/nats': ['@nats-io/jetstream', '@nats-io/nats-core'],
   'oncely/testing': ['fast-check'],
