@@ -3,7 +3,7 @@
  * rules, compression, timeouts) lives in the engine; a store only makes each transition of the state machine
  * atomic. Every store passes the shared contract suite in `oncely/testing`.
  *
- * State machine per key (DESIGN §2):
+ * State machine per key:
  *
  *   (none | released) --begin--> inProgress --complete(token)--> completed --(retention)--> (none)
  *   inProgress --release(token)--> released          inProgress --lease expired + begin--> inProgress (takeover)

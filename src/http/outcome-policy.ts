@@ -15,7 +15,7 @@ const TRANSIENT_CLIENT_ERRORS: ReadonlySet<number> = new Set([408, 409, 413, 415
 export type KeepStatus = (status: number) => boolean;
 
 /**
- * The default outcome policy (DESIGN §2, Stripe's practice): keep every answer below 500 (2xx, a 303 after a
+ * The default outcome policy (Stripe's practice): keep every answer below 500 (2xx, a 303 after a
  * POST, deterministic 4xx) except the transient client errors above; release on 5xx so the client may retry.
  * With `keepServerErrors`, 5xx is kept too (Stripe's choice for a 500 after an effect may have happened).
  */

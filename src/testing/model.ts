@@ -5,7 +5,7 @@
 import type { BeginResult, TransitionResult } from '../core/store.js';
 
 /**
- * The state machine of DESIGN §2 for one key, as plainly as it can be written: the oracle the model-based
+ * The state machine of a key (docs/architecture.md), as plainly as it can be written: the oracle the model-based
  * property test checks a real store against. Deliberately independent of `MemoryStore`'s code.
  */
 export interface ModelRecord {

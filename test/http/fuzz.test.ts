@@ -46,7 +46,7 @@ const extras = fc.record({
 const DOCUMENTED = new Set([201, 400, 413, 415, 422]);
 
 /**
- * DESIGN §9: over arbitrary keys, bodies and headers, every answer is a documented one (never a 500 or a crash),
+ * Over arbitrary keys, bodies and headers, every answer is a documented one (never a 500 or a crash),
  * and whatever ran is stored intact: its retry replays the same bytes and the record reads back completed.
  */
 function fuzz(harness: AdapterHarness, setup: StoreSetup, runs: number) {

@@ -52,7 +52,7 @@ afterAll(async () => {
 });
 
 /**
- * DESIGN §9 over real sockets and across processes: two server processes (each serving all four adapters,
+ * One execution per key over real sockets and across processes: two server processes (each serving all four adapters,
  * sharing Redis) and two client processes; per adapter and route, 100 concurrent identical requests for each of
  * 20 keys. Every key must run exactly once, every 2xx body of a key must be the same bytes, and a sequential
  * retry afterwards must replay it.

@@ -39,7 +39,7 @@ class StormController {
 const redis = redisStore('nestjs-storm');
 
 /**
- * DESIGN §9 on Nest: two applications on one Redis (two servers of one service), 400 concurrent identical requests
+ * One execution per key on Nest: two applications on one Redis (two servers of one service), 400 concurrent identical requests
  * (40 for each of 10 keys, alternating between the two) over real sockets. Every key runs once; every 2xx of a key
  * carries the same bytes; a retry afterwards replays them.
  */

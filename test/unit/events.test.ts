@@ -12,7 +12,7 @@ import {
 import { FakeClock } from '../../src/testing/index.js';
 import { faulty, over } from './faulty-store.js';
 
-// The events `onEvent` receives are the engine's public account of what it did (DESIGN §8): dashboards and
+// The events `onEvent` receives are the engine's public account of what it did: dashboards and
 // alerts count them. Each case asserts the exact sequence a scenario produces, on a real MemoryStore.
 const outcome: Outcome = {
   status: 201,

@@ -27,7 +27,7 @@ interface Case {
 }
 
 /**
- * DESIGN §6 as a table: every case runs against every adapter and every store. Each case builds a fresh app on
+ * The HTTP semantics (docs/http.md) as a table: every case runs against every adapter and every store. Each case builds a fresh app on
  * a fresh store, sends real requests (in-process or over a socket) and checks the answers and how often the
  * handler ran.
  */
