@@ -12,7 +12,7 @@ import {
 import { scopedKey } from '../../src/store.js';
 import { connectionOf, MySqlStore } from '../../src/stores/mysql/index.js';
 import { requireService } from '../support/services.js';
-import { createTestTable, DRIVERS, query, type TestTable } from './support.js';
+import { createPool, createTestTable, DRIVERS, query, type TestTable } from './support.js';
 
 interface Payment {
   readonly id: string;
@@ -151,6 +151,23 @@ describe.each(DRIVERS)('transactional mode on %s', (driver) => {
     const retry = await engine.begin({ key: id, fingerprint: 'f' });
     expect(retry.kind).toBe('acquired');
     if (retry.kind === 'acquired') await retry.claim.release();
+  });
+
+  it('a plain begin on a key an open transaction holds is told in progress once its lock wait runs out', async () => {
+    const engine = new Engine({ store: store.transactional() });
+    const key = `held-${Math.random()}`;
+    const begun = await engine.begin({ key, fingerprint: 'f' });
+    if (begun.kind !== 'acquired') throw new Error(begun.kind);
+    const impatient = createPool(driver, { size: 1, lockWaitS: 1 });
+    try {
+      const plain = new MySqlStore({ pool: impatient, table: db.table });
+      // The uncommitted row is invisible to the plain read, so the claim's INSERT waits on it, then gives up.
+      const result = await plain.begin({ key, fingerprint: 'f', leaseMs: 10_000, retentionMs: 60_000 });
+      expect(result).toEqual({ kind: 'inProgress', retryAfterMs: 1_000, attempt: 1 });
+    } finally {
+      await begun.claim.release();
+      await impatient.end();
+    }
   });
 
   it('a store failure at the claim is a StoreUnavailableError naming the missing table', async () => {
