@@ -54,15 +54,20 @@ export function idempotentResolver<TContext>(
   return async function idempotentField(source, args: Record<string, unknown>, context, info) {
     // A field of a type reachable from a query too (a namespace type) is only guarded in mutations.
     if (info.operation.operation !== 'mutation') return resolve(source, args, context, info);
+    const argumentKey = hasKeyArgument ? args[keyArgument] : undefined;
+    const fromArgument = argumentKey !== undefined && argumentKey !== null;
+    let key: string | undefined;
+    try {
+      key = fromArgument ? validateKey(argumentKey) : headerKey(context, options.header);
+    } catch (error) {
+      throw graphqlErrorFor(error) ?? error;
+    }
+    if (key === undefined) {
+      if (!options.required) return resolve(source, args, context, info);
+      throw graphqlErrorFor(new InvalidKeyError('missing', missingKeyMessage));
+    }
     let threw = false;
     try {
-      const argumentKey = hasKeyArgument ? args[keyArgument] : undefined;
-      const fromArgument = argumentKey !== undefined && argumentKey !== null;
-      const key = fromArgument ? validateKey(argumentKey) : headerKey(context, options.header);
-      if (key === undefined) {
-        if (!options.required) return resolve(source, args, context, info);
-        throw new InvalidKeyError('missing', missingKeyMessage);
-      }
       const record = scopedKey(
         // Two fields of one document under one header key are two records: the response path tells them apart.
         `${label}\n${fromArgument ? '' : pathOf(info)}\n${identityOf(context, coordinate, options)}`,
