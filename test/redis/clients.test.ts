@@ -4,10 +4,12 @@
  * calls, binary bodies, and `waitFor` woken by pub/sub (GLIDE: on a subscriber the caller passes, else polling).
  */
 import { randomUUID } from 'node:crypto';
+import { Redis as IoredisRedis } from 'ioredis';
+import { Redis as IovalkeyRedis } from 'iovalkey';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isCorruptRecordError } from '../../src/core/errors.js';
 import { idempotent } from '../../src/idempotent.js';
-import { RedisStore } from '../../src/stores/redis/index.js';
+import { RedisStore, type RedisStoreClient } from '../../src/stores/redis/index.js';
 import { runStoreConformance } from '../../src/testing/index.js';
 import {
   CLIENTS,
@@ -140,6 +142,26 @@ describe.each(CLIENTS)('RedisStore on %s', (name: ClientName) => {
       await subscriber?.close();
     }
   });
+
+  it.runIf(name === 'ioredis' || name === 'iovalkey')(
+    "a client's keyPrefix: records under it, found by stats() and the inspector",
+    async () => {
+      const options = { port: redis.server.port, host: '127.0.0.1', keyPrefix: 'app:' };
+      const prefixed = name === 'ioredis' ? new IoredisRedis(options) : new IovalkeyRedis(options);
+      const store = new RedisStore({ client: prefixed as RedisStoreClient, prefix: prefix() });
+      try {
+        const claim = await store.begin({ key: 'kp', fingerprint: 'f', ...lease });
+        if (claim.kind !== 'acquired') throw new Error(claim.kind);
+        expect(await redis.admin.exists(`app:${store.keys.record('kp')}`)).toBe(1);
+        expect((await store.stats()).inProgress).toBe(1);
+        const survey = await store.inspector.survey({ limit: 10, scanLimit: 10_000 });
+        expect(survey.lists.inProgress.map((r) => r.key)).toEqual(['kp']);
+      } finally {
+        await store.close();
+        prefixed.disconnect();
+      }
+    },
+  );
 
   it('waitFor polls when there is no pub/sub, and stops at its timeout', async () => {
     const store = new RedisStore({ client: made.client, prefix: prefix(), pollIntervalMs: 50 });
