@@ -36,6 +36,7 @@ describe.each(DRIVERS)(
       await query(holder, 'CREATE TABLE IF NOT EXISTS oncely_test_ballast (id INT PRIMARY KEY, v INT)');
     });
     afterAll(async () => {
+      if (holder !== undefined) await query(holder, 'DROP TABLE IF EXISTS oncely_test_ballast');
       await holder?.end();
       await db?.drop();
     });
