@@ -14,18 +14,24 @@ export type { StoreSetup };
 /** PostgreSQL in a schema `<label>_…` of its own, migrated before the file's tests and dropped after them. */
 function postgresStore(label: string): StoreSetup {
   let schema: TestSchema | undefined;
+  // Each store that waited for a key holds a pooled connection to LISTEN on: closed before the schema is dropped,
+  // or the drop would queue for a connection forever.
+  const made: PostgresStore[] = [];
   beforeAll(async () => {
     await requireService('postgres');
     schema = await createTestSchema(label, 4);
   });
   afterAll(async () => {
+    for (const store of made) await store.close();
     await schema?.drop();
   });
   return {
     name: 'postgres',
     create: () => {
       if (schema === undefined) throw new Error('the PostgreSQL schema is not ready (see beforeAll)');
-      return new PostgresStore({ pool: schema.pool, schema: schema.schema });
+      const store = new PostgresStore({ pool: schema.pool, schema: schema.schema });
+      made.push(store);
+      return store;
     },
   };
 }
