@@ -13,6 +13,8 @@ export const SUBPATH_PEERS: Readonly<Record<string, readonly string[]>> = {
   'oncely/redis-streams': ['ioredis'],
   'oncely/bullmq': ['bullmq'],
   'oncely/postgres': ['pg'],
+  // Recognises a mysql2/promise or a mariadb pool by its shape; the page names mysql2 first.
+  'oncely/mysql': ['mysql2'],
   'oncely/dynamodb': ['@aws-sdk/client-dynamodb'],
   'oncely/outbox': ['pg'],
   'oncely/express': ['express'],
