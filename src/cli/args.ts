@@ -1,3 +1,7 @@
+/**
+ * @module Argument parsing for the `oncely` commands: `node:util`'s parseArgs with the rules each command states
+ * (positionals, options), every mistake a usage error that names it.
+ */
 import { parseArgs } from 'node:util';
 import { UsageError } from './errors.js';
 

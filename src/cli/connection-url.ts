@@ -1,3 +1,7 @@
+/**
+ * @module The connection URLs the CLI reads (`DATABASE_URL`, `REDIS_URL`, `MYSQL_URL`): their defaults, checked before
+ * anything is dialled, passwords masked in messages.
+ */
 import { UsageError } from './errors.js';
 
 export const DEFAULT_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/test';

@@ -1,3 +1,7 @@
+/**
+ * @module The HTTP server behind `oncely dashboard` and the demo's live dashboard: the dashboard handler on a port of
+ * its own.
+ */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Pool } from 'pg';

@@ -1,5 +1,5 @@
 /**
- * The CLI's exit codes, documented in docs/cli.md and `oncely help`. Scripts branch on them, so every failure
+ * @module The CLI's exit codes, documented in docs/cli.md and `oncely help`. Scripts branch on them, so every failure
  * maps to one of these through the two error classes below; anything else is a bug (printed with its stack).
  */
 export const EXIT = {

@@ -1,4 +1,8 @@
 #!/usr/bin/env node
+/**
+ * @module `oncely`, the command line: dispatches to the commands, prints their help, and maps every failure to the
+ * documented exit codes.
+ */
 import { endQuietlyWhenStdoutCloses } from './closed-pipe.js';
 import { dashboardCommand, dashboardHelp } from './commands/dashboard.js';
 import { demo, demoHelp } from './commands/demo.js';

@@ -1,3 +1,7 @@
+/**
+ * @module Opens the store a command names (`--store memory|redis|postgres|mysql` with its location options), on the
+ * connection URL of that store.
+ */
 import type { Pool } from 'pg';
 import { isInvalidOptionsError } from '../core/errors.js';
 import type { StoreInspector } from '../core/inspection.js';

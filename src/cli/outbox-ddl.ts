@@ -1,3 +1,6 @@
+/**
+ * @module The outbox DDL as a standalone script, for `oncely migrate --print`.
+ */
 import { migrationScript } from '../messaging/outbox/sql.js';
 import { outboxTable } from '../messaging/outbox/table.js';
 

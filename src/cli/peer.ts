@@ -1,3 +1,6 @@
+/**
+ * @module Loads an optional peer dependency for a command, saying how to install it when it is missing.
+ */
 import { UsageError } from './errors.js';
 
 /** Imports an optional peer dependency (pg, ioredis), saying how to install it when it is missing. */

@@ -1,3 +1,7 @@
+/**
+ * @module Where a command's PostgreSQL records are (`--schema`, `--table`), validated as the store validates them,
+ * and a missing table reported with the migrate command to run.
+ */
 import type { Pool } from 'pg';
 import { isInvalidOptionsError } from '../core/errors.js';
 import { sqlName as identifier, quoteIdentifier } from '../core/sql-names.js';

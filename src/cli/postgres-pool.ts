@@ -1,3 +1,6 @@
+/**
+ * @module The PostgreSQL pool a command uses: `DATABASE_URL`, checked with one query before use.
+ */
 import type { Pool } from 'pg';
 import { databaseUrl } from './connection-url.js';
 import { CommandFailed } from './errors.js';

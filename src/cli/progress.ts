@@ -1,5 +1,5 @@
 /**
- * A one-line progress bar on stderr. On a terminal it redraws in place at most every 100 ms; elsewhere (CI logs,
+ * @module A one-line progress bar on stderr. On a terminal it redraws in place at most every 100 ms; elsewhere (CI logs,
  * pipes) it stays quiet until `finish`, which prints one summary line.
  */
 export class ProgressBar {

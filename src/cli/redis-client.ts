@@ -1,3 +1,6 @@
+/**
+ * @module The Redis client a command uses: `REDIS_URL` with the options the Redis store's page advises.
+ */
 import type { Redis, RedisOptions } from 'ioredis';
 import { redisUrl } from './connection-url.js';
 import { CommandFailed } from './errors.js';

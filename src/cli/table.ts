@@ -1,3 +1,6 @@
+/**
+ * @module Aligned plain-text tables (numbers right-aligned) for the commands' output, in terminals and CI logs.
+ */
 /** Renders rows as an aligned plain-text table (numbers right-aligned), for terminals and CI logs alike. */
 export function renderTable(
   headers: readonly string[],

@@ -1,3 +1,6 @@
+/**
+ * @module oncely's version, read from its package.json from a checkout and from node_modules alike.
+ */
 import { readFileSync } from 'node:fs';
 import { CommandFailed } from './errors.js';
 

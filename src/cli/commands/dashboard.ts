@@ -1,3 +1,7 @@
+/**
+ * @module `oncely dashboard`: serves the dashboard page for a Redis or PostgreSQL store (and its outbox) from the
+ * command line.
+ */
 import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { Pool } from 'pg';

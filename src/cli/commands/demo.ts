@@ -1,3 +1,7 @@
+/**
+ * @module `oncely demo`: the example payments service under a storm of duplicate requests, on memory, Redis or
+ * PostgreSQL, ending with the exactly-once verdict; `--serve` and `--dashboard` keep it running.
+ */
 import type { OutboxRelay } from '../../messaging/outbox/relay.js';
 import { choiceOption, intOption, parseOptions } from '../args.js';
 import { runLiveDashboard } from '../demo/live-dashboard.js';

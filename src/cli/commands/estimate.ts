@@ -1,3 +1,7 @@
+/**
+ * @module `oncely estimate`: how many records a workload keeps and the memory or table space they take, from its
+ * request rate, retention and body size.
+ */
 import { brotliCompressSync, constants } from 'node:zlib';
 import { choiceOption, intOption, parseOptions } from '../args.js';
 import { UsageError } from '../errors.js';

@@ -1,3 +1,7 @@
+/**
+ * @module `oncely inspect`: one record by scope and key (or storage key), read through the store's inspector, and
+ * `--delete` to unblock it.
+ */
 import { scopedKey } from '../../core/key.js';
 import { defaultEnvelopeOptions, openOutcome } from '../../core/record.js';
 import { choiceOption, parseOptions } from '../args.js';

@@ -1,3 +1,7 @@
+/**
+ * @module `oncely migrate`: creates the PostgreSQL keys table and outbox (or the MySQL store's table and procedures)
+ * when missing, or prints their DDL.
+ */
 import { migrate as migrateOutbox } from '../../messaging/outbox/migrate.js';
 import { migrate as migrateMySql, schemaFor as mySqlSchemaFor } from '../../stores/mysql/index.js';
 import { tableName as mySqlTableName } from '../../stores/mysql/options.js';

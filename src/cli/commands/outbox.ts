@@ -1,3 +1,7 @@
+/**
+ * @module `oncely outbox`: the outbox's backlog and dead letters from the command line: stats, list, replay, discard,
+ * purge.
+ */
 import type { Pool } from 'pg';
 import {
   discardDeadLetters,

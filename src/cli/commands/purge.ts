@@ -1,3 +1,6 @@
+/**
+ * @module `oncely purge`: deletes expired records of a SQL store in bounded batches, for a schedule.
+ */
 import { intOption, parseOptions } from '../args.js';
 import { openStore } from '../open-store.js';
 import { POSTGRES_TABLE_NOTE, recordStore } from './inspect.js';

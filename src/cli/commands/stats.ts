@@ -1,3 +1,6 @@
+/**
+ * @module `oncely stats`: records by state and their bytes, for Redis, PostgreSQL or MySQL.
+ */
 import { parseOptions } from '../args.js';
 import { openStore } from '../open-store.js';
 import { renderTable } from '../table.js';

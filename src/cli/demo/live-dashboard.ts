@@ -1,3 +1,7 @@
+/**
+ * @module The demo's live dashboard: the payments service under steady traffic with an event log, shown on the
+ * dashboard page.
+ */
 import { randomBytes } from 'node:crypto';
 import type { Pool } from 'pg';
 import type { Store } from '../../core/store.js';

@@ -1,5 +1,5 @@
 /**
- * Where the demo keeps its data when pointed at a real database or Redis: a place of its own, never the
+ * @module Where the demo keeps its data when pointed at a real database or Redis: a place of its own, never the
  * application's. Its keys, outbox and payments live in the `oncely_demo` schema (PostgreSQL) or under the
  * `oncely_demo` prefix (Redis), and its relay is limited to its one topic, so a demo run next to an application
  * neither publishes nor deletes the application's outbox events (issue 23, defect 7).

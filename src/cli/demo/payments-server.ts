@@ -1,3 +1,6 @@
+/**
+ * @module Starts the example payments service (examples/payments) for the demo, from the build.
+ */
 import type { Pool } from 'pg';
 import type { EventHandler } from '../../core/events.js';
 import type { Store } from '../../core/store.js';

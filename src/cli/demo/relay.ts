@@ -1,3 +1,6 @@
+/**
+ * @module The demo's outbox relay, delivering its payment events to the demo itself instead of a broker.
+ */
 import type { Pool } from 'pg';
 import { migrate } from '../../messaging/outbox/migrate.js';
 import { OutboxRelay } from '../../messaging/outbox/relay.js';

@@ -1,3 +1,6 @@
+/**
+ * @module The demo's verdict: whether every key ran once and every client got the same answer, as text.
+ */
 import { renderTable } from '../table.js';
 import type { KeyOutcome } from './storm.js';
 

@@ -1,3 +1,6 @@
+/**
+ * @module The demo's storm: concurrent identical requests per key against the payments service, and what came back.
+ */
 export interface StormOptions {
   /** Base URL of the payments service. */
   readonly url: string;
