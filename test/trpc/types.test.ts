@@ -43,11 +43,14 @@ describe('idempotent() types', () => {
     expectTypeOf(caller.byHeader).returns.resolves.not.toBeAny();
   });
 
-  it('refuses a key function the input does not fit, and a context without the headers read', () => {
+  it('refuses a key function the input does not fit (or no input yet), and a context without the headers read', () => {
     t.procedure
       .input((raw) => raw as { cents: number })
       // @ts-expect-error: the input has no orderId
       .use(idempotent({ store, key: (input: { orderId: string }) => input.orderId }));
+    // Before .input() there is no input to read a key from.
+    // @ts-expect-error: no input yet
+    t.procedure.use(idempotent({ store, key: (input: { orderId: string }) => input.orderId }));
     initTRPC
       .context<{ user: string }>()
       .create()
