@@ -22,6 +22,9 @@ export const SUBPATH_PEERS: Readonly<Record<string, readonly string[]>> = {
   'oncely/hono': ['hono'],
   // Web-standard Request and Response only.
   'oncely/fetch': [],
+  // The yoga plugin's shape, no import of graphql-yoga: only graphql itself.
+  'oncely/graphql': ['graphql'],
+  'oncely/trpc': ['@trpc/server'],
   'oncely/rabbitmq': ['amqplib'],
   'oncely/nats': ['@nats-io/jetstream', '@nats-io/nats-core'],
   'oncely/testing': ['fast-check'],
