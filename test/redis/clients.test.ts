@@ -148,7 +148,7 @@ describe.each(CLIENTS)('RedisStore on %s', (name: ClientName) => {
     async () => {
       const options = { port: redis.server.port, host: '127.0.0.1', keyPrefix: 'app:' };
       const prefixed = name === 'ioredis' ? new IoredisRedis(options) : new IovalkeyRedis(options);
-      const store = new RedisStore({ client: prefixed as RedisStoreClient, prefix: prefix() });
+      const store = new RedisStore({ client: prefixed, prefix: prefix() });
       try {
         const claim = await store.begin({ key: 'kp', fingerprint: 'f', ...lease });
         if (claim.kind !== 'acquired') throw new Error(claim.kind);

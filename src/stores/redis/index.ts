@@ -4,6 +4,7 @@
  * layout and stats.
  */
 export type { GlideClient } from './clients/glide.js';
+export type { IoredisApiClient } from './clients/ioredis.js';
 export type { NodeRedisClient } from './clients/node-redis.js';
 export type { RedisStoreClient } from './clients/recognise.js';
 export type { KeyLayout } from './keys.js';

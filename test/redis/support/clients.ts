@@ -50,7 +50,7 @@ export async function connectClient(
       client.on('error', () => {});
       await new Promise((resolve) => client.once('ready', resolve));
       return {
-        client: client as RedisStoreClient,
+        client,
         close: async () => {
           client.disconnect();
         },
@@ -85,7 +85,7 @@ export async function connectCluster(name: ClientName, nodes: readonly Address[]
       client.on('error', () => {});
       await new Promise((resolve) => client.once('ready', resolve));
       return {
-        client: client as RedisStoreClient,
+        client,
         close: async () => {
           client.disconnect();
         },

@@ -13,6 +13,16 @@ import { slotOf } from './slot.js';
 
 type Pipeline = ReturnType<RedisClient['pipeline']>;
 
+/**
+ * A client with ioredis' API, by shape: iovalkey's `Redis` and `Cluster` (a fork whose types are its own, not
+ * ioredis'), or any other fork that kept `defineCommand`, `pipeline` and `status`.
+ */
+export interface IoredisApiClient {
+  readonly status: string;
+  defineCommand(...args: never[]): unknown;
+  pipeline(...args: never[]): unknown;
+}
+
 /** An ioredis or iovalkey `Redis` or `Cluster`, by shape (the fork passes the same checks). */
 export function isIoredisShaped(value: object): value is RedisClient {
   const client = value as Partial<RedisClient> & { status?: unknown };

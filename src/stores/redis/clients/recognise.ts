@@ -6,14 +6,14 @@ import { InvalidOptionsError } from '../../../core/errors.js';
 import type { RedisClient } from '../scripts.js';
 import type { RedisTransport } from '../transport.js';
 import { type GlideClient, GlideTransport, isGlideShaped } from './glide.js';
-import { IoredisTransport, isIoredisShaped } from './ioredis.js';
+import { type IoredisApiClient, IoredisTransport, isIoredisShaped } from './ioredis.js';
 import { isNodeRedisShaped, type NodeRedisClient, NodeRedisTransport } from './node-redis.js';
 
 /**
  * A client the store runs on, caller-owned: an ioredis (or iovalkey) `Redis` or `Cluster`, a node-redis (>= 5)
  * client, Cluster or Sentinel, or a Valkey GLIDE `GlideClient` or `GlideClusterClient`.
  */
-export type RedisStoreClient = RedisClient | NodeRedisClient | GlideClient;
+export type RedisStoreClient = RedisClient | IoredisApiClient | NodeRedisClient | GlideClient;
 
 type Family = 'ioredis' | 'node-redis' | 'glide';
 
