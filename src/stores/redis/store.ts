@@ -40,8 +40,10 @@ const decodeFlag = (reply: unknown): boolean => {
 /**
  * The Redis store: one STRING per record at `<prefix>:{<key>}` (layout 2: a packed header, the fingerprint, the
  * label of a record that has one, and the outcome; see `record.ts`), every transition one Lua script on that
- * key, so each is atomic and the store runs unchanged on standalone Redis, Sentinel and Cluster (Redis >= 6.2).
- * A new request costs two round trips (begin, complete), a replay one: `begin` returns the stored record itself.
+ * key, so each is atomic and the store runs unchanged on standalone Redis, Sentinel and Cluster (Redis >= 6.2),
+ * through the caller's ioredis, iovalkey, node-redis or Valkey GLIDE client (`clients/`: one transport each), its
+ * calls of one event-loop turn batched per node. A new request costs two round trips (begin, complete), a replay
+ * one: `begin` returns the stored record itself.
  * Fencing tokens and leases are checked inside the scripts; time comes from Redis `TIME`. Records of oncely 0.1
  * (a HASH each) are read as they are and rewritten in layout 2 by the next transition (docs/stores/redis.md,
  * "Upgrading from 0.1").
