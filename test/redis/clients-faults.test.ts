@@ -5,6 +5,7 @@
  * `durable` path where the script and WAIT go together.
  */
 import { randomUUID } from 'node:crypto';
+import { createClient } from 'redis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isStoreUnavailableError } from '../../src/core/errors.js';
 import { RedisStore } from '../../src/stores/redis/index.js';
@@ -115,5 +116,34 @@ describe.each(CLIENTS)('RedisStore faults on %s', (name: ClientName) => {
     expect((await waits()) - waitsBefore).toBe(2);
     await store.close();
     await durable.close();
+  }, 40_000);
+});
+
+describe('RedisStore on node-redis with its offline queue on (its default)', () => {
+  it('refuses a call while the client reconnects, so it never runs late once the server is back', async () => {
+    await eventually(async () => redis.admin.ping(), 10_000);
+    const client = createClient({
+      socket: { host: '127.0.0.1', port: redis.server.port, reconnectStrategy: () => 50 },
+    });
+    client.on('error', () => {});
+    await client.connect();
+    const store = new RedisStore({ client, prefix: `queue-${randomUUID().slice(0, 8)}` });
+    try {
+      await redis.server.kill();
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      await expect(store.begin({ key: 'late', fingerprint: 'f', ...lease })).rejects.toSatisfy(
+        isStoreUnavailableError,
+      );
+      await redis.server.restart();
+      await eventually(async () => {
+        if (!client.isReady) throw new Error('not ready yet');
+      }, 15_000);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      // A begin that had waited in node-redis' offline queue would have claimed the key after the reconnect.
+      expect(await store.get('late')).toBeUndefined();
+    } finally {
+      await store.close();
+      client.destroy();
+    }
   }, 40_000);
 });
