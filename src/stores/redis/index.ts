@@ -3,9 +3,9 @@
  * client a team already has: ioredis, iovalkey, node-redis or Valkey GLIDE) and the types of its options, key
  * layout and stats.
  */
-export type { GlideClient } from './clients/glide.js';
+export type { GlideClientLike } from './clients/glide.js';
 export type { IoredisApiClient } from './clients/ioredis.js';
-export type { NodeRedisClient } from './clients/node-redis.js';
+export type { NodeRedisClientLike } from './clients/node-redis.js';
 export type { RedisStoreClient } from './clients/recognise.js';
 export type { KeyLayout } from './keys.js';
 export type { DurableOptions, RedisStoreOptions } from './options.js';

@@ -11,7 +11,7 @@ import type { NodeCommand, RedisNode, RedisTransport, ScriptCall, SettleSubscrib
 import { evalshaWords, evalWords, isNoScript, runBySha, type Words } from './evalsha.js';
 
 /** A GLIDE `GlideClient` or `GlideClusterClient` as the store accepts it (by shape: the package is an optional peer). */
-export interface GlideClient {
+export interface GlideClientLike {
   customCommand(...args: never[]): Promise<unknown>;
   invokeScript(...args: never[]): Promise<unknown>;
 }
@@ -24,7 +24,7 @@ type Route =
   | { readonly type: 'routeByAddress'; readonly host: string; readonly port: number }
   | 'randomNode';
 
-interface Glide extends GlideClient {
+interface Glide extends GlideClientLike {
   customCommand(args: Words, options?: { decoder?: number; route?: Route }): Promise<unknown>;
   fcallWithRoute?: unknown;
   subscribeLazy(channels: Iterable<string>): Promise<void>;
@@ -32,7 +32,7 @@ interface Glide extends GlideClient {
   getPubSubMessage(): Promise<{ channel: string | Buffer }>;
 }
 
-export function isGlideShaped(value: object): value is GlideClient {
+export function isGlideShaped(value: object): value is GlideClientLike {
   const client = value as Partial<Glide>;
   return typeof client.customCommand === 'function' && typeof client.invokeScript === 'function';
 }
@@ -45,7 +45,7 @@ export class GlideTransport implements RedisTransport {
   readonly #cluster: boolean;
   readonly #subscriber: Glide | undefined;
 
-  constructor(client: GlideClient, subscriber: GlideClient | undefined) {
+  constructor(client: GlideClientLike, subscriber: GlideClientLike | undefined) {
     this.#client = client as Glide;
     this.#subscriber = subscriber as Glide | undefined;
     // Only the Cluster client routes a function call; the standalone one has no such method.

@@ -11,7 +11,7 @@ import type { NodeCommand, RedisNode, RedisTransport, ScriptCall, SettleSubscrib
 import { evalshaWords, evalWords, isNoScript, runBySha, type Words } from './evalsha.js';
 
 /** A node-redis client, Cluster or Sentinel as the store accepts it (by shape: the package is an optional peer). */
-export interface NodeRedisClient {
+export interface NodeRedisClientLike {
   readonly isOpen: boolean;
   sendCommand(...args: never[]): Promise<unknown>;
 }
@@ -22,7 +22,7 @@ const BYTES = { typeMapping: { 36: Buffer } } as const;
 type Listener = (message: string, channel: string) => void;
 
 /** What the store uses of every node-redis flavour. */
-interface Common extends NodeRedisClient {
+interface Common extends NodeRedisClientLike {
   readonly isReady?: boolean;
   on(event: string, listener: (...args: unknown[]) => void): unknown;
   once(event: string, listener: (...args: unknown[]) => void): unknown;
@@ -58,7 +58,7 @@ interface SentinelClient extends Common {
 }
 
 /** A node-redis object: `sendCommand` and `isOpen`, and no ioredis `defineCommand`. */
-export function isNodeRedisShaped(value: object): value is NodeRedisClient {
+export function isNodeRedisShaped(value: object): value is NodeRedisClientLike {
   const client = value as Partial<Common> & { defineCommand?: unknown };
   return (
     typeof client.sendCommand === 'function' &&
@@ -73,7 +73,7 @@ type Flavour =
   | { readonly kind: 'cluster'; readonly client: ClusterClient }
   | { readonly kind: 'sentinel'; readonly client: SentinelClient };
 
-function flavourOf(client: NodeRedisClient): Flavour {
+function flavourOf(client: NodeRedisClientLike): Flavour {
   if (typeof (client as Partial<ClusterClient>).nodeClient === 'function')
     return { kind: 'cluster', client: client as ClusterClient };
   if (typeof (client as Partial<SentinelClient>).getSentinelNode === 'function')
@@ -85,10 +85,14 @@ export class NodeRedisTransport implements RedisTransport {
   readonly family = 'node-redis';
   readonly keyPrefix = '';
   readonly #flavour: Flavour;
-  readonly #subscriber: NodeRedisClient | undefined;
+  readonly #subscriber: NodeRedisClientLike | undefined;
   readonly #gate: ConnectionGate;
 
-  constructor(client: NodeRedisClient, subscriber: NodeRedisClient | undefined, connectWaitMs: number) {
+  constructor(
+    client: NodeRedisClientLike,
+    subscriber: NodeRedisClientLike | undefined,
+    connectWaitMs: number,
+  ) {
     this.#flavour = flavourOf(client);
     this.#subscriber = subscriber;
     this.#gate = new ConnectionGate(new NodeRedisStatus(client as Common), connectWaitMs);

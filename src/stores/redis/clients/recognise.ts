@@ -5,15 +5,15 @@
 import { InvalidOptionsError } from '../../../core/errors.js';
 import type { RedisClient } from '../scripts.js';
 import type { RedisTransport } from '../transport.js';
-import { type GlideClient, GlideTransport, isGlideShaped } from './glide.js';
+import { type GlideClientLike, GlideTransport, isGlideShaped } from './glide.js';
 import { type IoredisApiClient, IoredisTransport, isIoredisShaped } from './ioredis.js';
-import { isNodeRedisShaped, type NodeRedisClient, NodeRedisTransport } from './node-redis.js';
+import { isNodeRedisShaped, type NodeRedisClientLike, NodeRedisTransport } from './node-redis.js';
 
 /**
  * A client the store runs on, caller-owned: an ioredis (or iovalkey) `Redis` or `Cluster`, a node-redis (>= 5)
- * client, Cluster or Sentinel, or a Valkey GLIDE `GlideClient` or `GlideClusterClient`.
+ * client, Cluster or Sentinel, or a Valkey GLIDE `GlideClientLike` or `GlideClusterClient`.
  */
-export type RedisStoreClient = RedisClient | IoredisApiClient | NodeRedisClient | GlideClient;
+export type RedisStoreClient = RedisClient | IoredisApiClient | NodeRedisClientLike | GlideClientLike;
 
 type Family = 'ioredis' | 'node-redis' | 'glide';
 
@@ -42,13 +42,13 @@ export function transportFor(
     return new IoredisTransport(client as RedisClient, subscriber as RedisClient | undefined, connectWaitMs);
   if (family === 'node-redis')
     return new NodeRedisTransport(
-      client as NodeRedisClient,
-      subscriber as NodeRedisClient | undefined,
+      client as NodeRedisClientLike,
+      subscriber as NodeRedisClientLike | undefined,
       connectWaitMs,
     );
   if (family === 'glide')
-    return new GlideTransport(client as GlideClient, subscriber as GlideClient | undefined);
+    return new GlideTransport(client as GlideClientLike, subscriber as GlideClientLike | undefined);
   throw new InvalidOptionsError(
-    'RedisStore: client must be a client you created: ioredis or iovalkey (Redis, Cluster), node-redis (createClient, createCluster, createSentinel) or Valkey GLIDE (GlideClient, GlideClusterClient)',
+    'RedisStore: client must be a client you created: ioredis or iovalkey (Redis, Cluster), node-redis (createClient, createCluster, createSentinel) or Valkey GLIDE (GlideClientLike, GlideClusterClient)',
   );
 }
