@@ -2,7 +2,6 @@
  * @module A MySQL pool for a CLI command: MYSQL_URL (localhost by default), through whichever driver is installed
  * (mysql2 first, then mariadb), checked with one query before it is used, and where the MySQL store's table is.
  */
-import { driverOf } from '../stores/mysql/driver.js';
 import type { MySqlPool } from '../stores/mysql/index.js';
 import { mysqlUrl } from './connection-url.js';
 import { CommandFailed, UsageError } from './errors.js';
@@ -48,7 +47,7 @@ export async function openMySqlPool(): Promise<OpenedMySqlPool> {
   }
   const pool = await createPool(parsed);
   try {
-    await driverOf(pool).run('SELECT 1', []);
+    await rowsOf(pool, 'SELECT 1', []);
   } catch (error) {
     await pool.end().catch(() => {});
     throw new CommandFailed(
@@ -70,9 +69,20 @@ export async function requireMySqlTable(
 ) {
   const sql =
     'SELECT COUNT(*) AS present FROM information_schema.TABLES WHERE table_schema = DATABASE() AND table_name = ?';
-  const { rows } = await driverOf(pool).run(sql, [table]);
+  const rows = await rowsOf(pool, sql, [table]);
   if (Number(rows[0]?.present) > 0) return;
   throw new CommandFailed(
     `there is no table ${table} in ${where}; run: ${['oncely migrate --store mysql', ...flags].join(' ')}`,
   );
+}
+
+/**
+ * A query's rows on either driver, through the pool's own `query` (the store's driver seam is its own): mysql2's
+ * promise pool answers `[rows, fields]`, mariadb's the rows themselves.
+ */
+async function rowsOf(pool: MySqlPool, sql: string, params: unknown[]): Promise<Record<string, unknown>[]> {
+  const query = (pool as unknown as { query(sql: string, params: unknown[]): Promise<unknown> }).query;
+  const result = await query.call(pool, sql, params);
+  if (Array.isArray(result) && Array.isArray(result[0])) return result[0] as Record<string, unknown>[];
+  return result as Record<string, unknown>[];
 }

@@ -86,11 +86,10 @@ function checkLocation(kind: StoreKind, options: StoreLocation): void {
 }
 
 async function openMySql(table: string | undefined): Promise<OpenedStore> {
-  const { MySqlStore } = await import('../stores/mysql/index.js');
-  const { tableName } = await import('../stores/mysql/options.js');
-  let name: string;
+  const { MySqlStore, schemaFor } = await import('../stores/mysql/index.js');
+  const name = table ?? 'oncely_keys';
   try {
-    name = tableName(table);
+    schemaFor({ table: name }); // the store's own check of the name, before anything is dialled
   } catch (error) {
     throw new UsageError(`--table "${table}" is not valid: ${(error as Error).message}`);
   }

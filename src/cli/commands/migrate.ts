@@ -4,7 +4,6 @@
  */
 import { migrate as migrateOutbox } from '../../messaging/outbox/migrate.js';
 import { migrate as migrateMySql, schemaFor as mySqlSchemaFor } from '../../stores/mysql/index.js';
-import { tableName as mySqlTableName } from '../../stores/mysql/options.js';
 import { migrate as migrateKeys, schemaFor } from '../../stores/postgres/index.js';
 import { choiceOption, parseOptions } from '../args.js';
 import { UsageError } from '../errors.js';
@@ -60,9 +59,9 @@ async function migrateMySqlTable(value: string | undefined, schema: string | und
       '--schema goes with PostgreSQL; on MySQL the table lives in the database of MYSQL_URL',
     );
   }
-  let table: string;
+  const table = value ?? 'oncely_keys';
   try {
-    table = mySqlTableName(value);
+    mySqlSchemaFor({ table }); // the store's own check of the name, before anything is dialled
   } catch (error) {
     throw new UsageError(`--table "${value}" is not valid: ${(error as Error).message}`);
   }
