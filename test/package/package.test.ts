@@ -165,7 +165,7 @@ describe('every adapter and store serves real requests from the installed packag
     expect(summary.node).toMatch(version);
     expect(summary.format).toBe(format);
     expect(Object.keys(summary.subpaths).sort()).toEqual([...subpaths].sort());
-    for (const adapter of ['express', 'fastify', 'hono', 'node']) {
+    for (const adapter of ['express', 'fastify', 'hono', 'node', 'fetch']) {
       expect(summary.adapters[adapter], adapter).toEqual({
         statuses: [201, 201],
         replayed: 'true',

@@ -13,8 +13,9 @@ export const SUBPATH_PEERS: Readonly<Record<string, readonly string[]>> = {
   'oncely/redis-streams': ['ioredis'],
   'oncely/bullmq': ['bullmq'],
   'oncely/postgres': ['pg'],
-  // Recognises a mysql2/promise or a mariadb pool by its shape; the page names mysql2 first.
-  'oncely/mysql': ['mysql2'],
+  // Recognises a mysql2/promise or a mariadb pool by its shape; its declarations name both drivers' types, which
+  // the page says a skipLibCheck: false project installs.
+  'oncely/mysql': ['mysql2', 'mariadb'],
   'oncely/dynamodb': ['@aws-sdk/client-dynamodb'],
   'oncely/outbox': ['pg'],
   'oncely/express': ['express'],
