@@ -1,9 +1,9 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { refusedBeforeItsBody } from '../../proof/fuzz.js';
 import type { RequestSpec } from '../../proof/fuzz/requests.js';
 import { KEY_HEADER } from '../../proof/fuzz/shared.js';
+import { refusedBeforeItsBody } from '../../proof/fuzz.js';
 
 // The fuzz forgives a request left without an answer only when the server refused it before reading its body and
 // closed the connection (the client's next write then draws a reset that can take the answer with it). These hold
