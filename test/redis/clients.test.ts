@@ -9,7 +9,7 @@ import { Redis as IovalkeyRedis } from 'iovalkey';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isCorruptRecordError } from '../../src/core/errors.js';
 import { idempotent } from '../../src/idempotent.js';
-import { RedisStore, type RedisStoreClient } from '../../src/stores/redis/index.js';
+import { RedisStore } from '../../src/stores/redis/index.js';
 import { runStoreConformance } from '../../src/testing/index.js';
 import {
   CLIENTS,
