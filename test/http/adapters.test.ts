@@ -49,6 +49,7 @@ describe('factories validate their options once, at construction', () => {
     ['a negative waitMs', { store, waitMs: -1 }],
     ['a bad fingerprint mode', { store, fingerprint: 'sha1' }],
     ['a scope that is neither a function nor global', { store, scope: 'tenant' }],
+    ['a key that is not a function', { store, key: 'orderId' }],
     ['longRunning without location', { store, longRunning: {} }],
     ['a bad localCache', { store, localCache: { maxEntries: 0 } }],
     ['a lease under 10 ms', { store, leaseMs: 5 }],
