@@ -1,8 +1,8 @@
-import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { assertDistFresh, describeRun, packTarball, run } from '../package/support/app.js';
 import { expectCleanFailure, oncely } from './support/cli.js';
 
 const root = new URL('../../', import.meta.url).pathname;
@@ -51,15 +51,18 @@ describe('oncely usage, help and version', () => {
   });
 
   it('--version works from the packed package installed under node_modules', async () => {
+    // Packed as the package test packs: without the prepack build (which would rewrite dist/ under the other test
+    // files) and never with a synchronous child, which would hold this worker's event loop past Vitest's 60 s
+    // report timeout on a loaded machine.
+    assertDistFresh();
     const dir = mkdtempSync(join(tmpdir(), 'oncely-pack-'));
     scratch.push(dir);
     // The files npm publishes, laid out as npm installs them; dependencies come from this checkout.
-    const packed = JSON.parse(
-      execFileSync('npm', ['pack', '--json', '--pack-destination', dir], { cwd: root, encoding: 'utf8' }),
-    ) as [{ filename: string }];
+    const tarball = await packTarball(dir);
     const installed = join(dir, 'node_modules', 'oncely');
     mkdirSync(installed, { recursive: true });
-    execFileSync('tar', ['-xzf', join(dir, packed[0].filename), '-C', installed, '--strip-components=1']);
+    const unpacked = await run('tar', ['-xzf', tarball, '-C', installed, '--strip-components=1'], { cwd: dir });
+    expect(unpacked.code, describeRun(unpacked)).toBe(0);
     symlinkSync(join(root, 'node_modules'), join(installed, 'node_modules'));
     // A version only the installed copy has proves the CLI reads the package.json beside its own dist/.
     const manifest = join(installed, 'package.json');
@@ -67,10 +70,9 @@ describe('oncely usage, help and version', () => {
       manifest,
       readFileSync(manifest, 'utf8').replace(`"version": "${version}"`, '"version": "9.9.9-installed"'),
     );
-    const bin = join(installed, 'dist', 'cli', 'main.js');
-    expect(execFileSync(process.execPath, [bin, '--version'], { cwd: dir, encoding: 'utf8' })).toBe(
-      '9.9.9-installed\n',
-    );
+    const printed = await run(process.execPath, [join(installed, 'dist', 'cli', 'main.js'), '--version'], { cwd: dir });
+    expect(printed.code, describeRun(printed)).toBe(0);
+    expect(printed.stdout).toBe('9.9.9-installed\n');
   });
 
   it('an unknown option names the flag and the options the command takes, without parseArgs jargon', async () => {
