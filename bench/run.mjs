@@ -3,7 +3,7 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 
-const scenarios = ['redis', 'postgres', 'orm', 'http', 'messaging'];
+const scenarios = ['redis', 'postgres', 'orm', 'mysql', 'dynamodb', 'http', 'messaging'];
 const asked = process.argv.slice(2);
 const chosen = asked.length === 0 ? scenarios : asked;
 for (const name of chosen) {
