@@ -1,4 +1,5 @@
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -11,8 +12,8 @@ const COMMANDS = ['demo', 'inspect', 'stats', 'purge', 'estimate', 'migrate', 'o
 
 describe('oncely usage, help and version', () => {
   const scratch: string[] = [];
-  afterAll(() => {
-    for (const dir of scratch) rmSync(dir, { recursive: true, force: true });
+  afterAll(async () => {
+    await Promise.all(scratch.map((dir) => rm(dir, { recursive: true, force: true })));
   });
 
   it('with no arguments prints the usage on stderr and exits 2; help and --help exit 0 on stdout', async () => {
@@ -61,7 +62,9 @@ describe('oncely usage, help and version', () => {
     const tarball = await packTarball(dir);
     const installed = join(dir, 'node_modules', 'oncely');
     mkdirSync(installed, { recursive: true });
-    const unpacked = await run('tar', ['-xzf', tarball, '-C', installed, '--strip-components=1'], { cwd: dir });
+    const unpacked = await run('tar', ['-xzf', tarball, '-C', installed, '--strip-components=1'], {
+      cwd: dir,
+    });
     expect(unpacked.code, describeRun(unpacked)).toBe(0);
     symlinkSync(join(root, 'node_modules'), join(installed, 'node_modules'));
     // A version only the installed copy has proves the CLI reads the package.json beside its own dist/.
@@ -70,7 +73,9 @@ describe('oncely usage, help and version', () => {
       manifest,
       readFileSync(manifest, 'utf8').replace(`"version": "${version}"`, '"version": "9.9.9-installed"'),
     );
-    const printed = await run(process.execPath, [join(installed, 'dist', 'cli', 'main.js'), '--version'], { cwd: dir });
+    const printed = await run(process.execPath, [join(installed, 'dist', 'cli', 'main.js'), '--version'], {
+      cwd: dir,
+    });
     expect(printed.code, describeRun(printed)).toBe(0);
     expect(printed.stdout).toBe('9.9.9-installed\n');
   });

@@ -48,6 +48,13 @@ export const SUBPATH_PEERS: Readonly<Record<string, readonly string[]>> = {
 };
 
 /**
+ * The other Redis clients docs/stores/redis.md names beside ioredis (`oncely/redis`'s peer in the table above): the
+ * store recognises each by its shape and imports none, so each is installed in an app of its own without ioredis,
+ * where the store runs as the page shows (fixtures/redis-client.mjs).
+ */
+export const OTHER_REDIS_CLIENTS = ['redis', 'iovalkey', '@valkey/valkey-glide'] as const;
+
+/**
  * What the full fixture app installs besides the peers: the packages the docs' examples use around oncely
  * (`@hono/node-server` to serve Hono on Node, `@nats-io/transport-node` to connect to NATS) and the type packages a
  * TypeScript user adds for the peers that ship none.
