@@ -48,9 +48,11 @@ export function meterCapacity(client: DynamoDBClient, log: () => Call[] | undefi
       const read = READS.has(command);
       try {
         const result = await next({ ...args, input });
-        const units =
-          (result.output as { ConsumedCapacity?: { CapacityUnits?: number } }).ConsumedCapacity
-            ?.CapacityUnits ?? 0;
+        const units = (result.output as { ConsumedCapacity?: { CapacityUnits?: number } }).ConsumedCapacity
+          ?.CapacityUnits;
+        // An answer without units means the request went out without ReturnConsumedCapacity: the table would
+        // show 0 for a call that costs at least 1, so the run stops instead.
+        if (units === undefined) throw new Error(`${command}: the answer reports no consumed capacity`);
         calls.push({
           command,
           refused: false,

@@ -2,8 +2,8 @@
  * @module The DynamoDB benchmark's Markdown: the environment line, calls and capacity units per request kind as
  * DynamoDB answers (the refusal carrying the item), and the calls on an emulator whose refusals carry none.
  */
-import { execSync } from 'node:child_process';
 import { cpus } from 'node:os';
+import { measuredRevision } from '../mysql/revision.js';
 
 export const REPRODUCE = 'flock /tmp/oncely-bench.lock node --import tsx bench/dynamodb/run.ts';
 
@@ -27,7 +27,7 @@ const bytes = (n: number | undefined) => (n === undefined ? '—' : `${Math.roun
 const units = (n: number) => (Number.isInteger(n) ? String(n) : n.toFixed(1));
 
 export function environment(versions: readonly string[], runs: number): string {
-  const commit = execSync('git rev-parse --short HEAD', { encoding: 'utf8' }).trim();
+  const commit = measuredRevision();
   return (
     `Measured ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC on ${cpus()[0]?.model ?? 'unknown CPU'}, ` +
     `Node ${process.version}, ${versions.join(', ')}, oncely at ${commit}; each kind run ${runs} times on fresh ` +

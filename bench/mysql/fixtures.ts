@@ -56,12 +56,14 @@ export async function openMariaDb(poolSize: number): Promise<MariaDb> {
     mariadb: mariadbPool,
     version,
     async close() {
-      const routines = routinesOf(table);
+      // Every procedure the store's migration made for the table, whatever their number in this version.
+      const routines = Object.entries(routinesOf(table)).flatMap(([what, name]) =>
+        what === 'table' ? [] : [name],
+      );
       for (const statement of [
         `DROP TABLE IF EXISTS \`${table}\``,
         `DROP TABLE IF EXISTS \`${payments}\``,
-        `DROP PROCEDURE IF EXISTS \`${routines.begin}\``,
-        `DROP PROCEDURE IF EXISTS \`${routines.delete}\``,
+        ...routines.map((routine) => `DROP PROCEDURE IF EXISTS \`${routine}\``),
       ]) {
         await mysql2Pool.query(statement);
       }

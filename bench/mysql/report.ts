@@ -3,10 +3,10 @@
  * database, the timed rounds (each path beside its database's own transaction and beside PostgreSQL's same path),
  * the servers' CPU while the benchmark sent nothing, and what one request of each path sends.
  */
-import { execSync } from 'node:child_process';
 import { cpus, loadavg, totalmem } from 'node:os';
 import { median } from '../postgres/report.js';
 import { KIND_NAMES, KINDS, type PathKind } from './paths.js';
+import { measuredRevision } from './revision.js';
 
 export const REPRODUCE = 'flock /tmp/oncely-bench.lock node --import tsx bench/mysql/run.ts';
 
@@ -54,7 +54,7 @@ const whole = (values: readonly number[]) => {
 const trips = (n: number) => (Number.isInteger(n) ? String(n) : n.toFixed(2));
 
 export function environment(servers: Servers, versions: readonly string[]): string {
-  const commit = execSync('git rev-parse --short HEAD', { encoding: 'utf8' }).trim();
+  const commit = measuredRevision();
   const cpu = cpus();
   return (
     `Measured ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC on ${cpu[0]?.model ?? 'unknown CPU'} ` +
