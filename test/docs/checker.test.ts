@@ -14,13 +14,13 @@ const block = (code: string, mode: Snippet['mode'] = 'check', line = 10): Snippe
   mode,
   code,
 });
-const errorsOf = (...snippets: Snippet[]) =>
-  typecheckSnippets(snippets).map((d) => `${d.where}: TS${d.code}: ${d.message}`);
+const errorsOf = async (...snippets: Snippet[]) =>
+  (await typecheckSnippets(snippets)).map((d) => `${d.where}: TS${d.code}: ${d.message}`);
 const rulesOf = (snippet: Snippet) => ruleProblems(snippet).map((p) => `${p.where}: ${p.message}`);
 
 describe('the docs type-check: each block as pasted into an empty file', () => {
-  it('refuses a name the block neither imports nor declares, at its line in the Markdown file', () => {
-    const errors = errorsOf(
+  it('refuses a name the block neither imports nor declares, at its line in the Markdown file', async () => {
+    const errors = await errorsOf(
       block(
         [
           "import { idempotent } from 'oncely';",
@@ -35,7 +35,7 @@ describe('the docs type-check: each block as pasted into an empty file', () => {
     ]);
   }, 60_000);
 
-  it('accepts the same block once it declares what is the reader’s own and imports the rest', () => {
+  it('accepts the same block once it declares what is the reader’s own and imports the rest', async () => {
     const code = [
       "import type { Pool } from 'pg';",
       "import { idempotent } from 'oncely';",
@@ -47,24 +47,24 @@ describe('the docs type-check: each block as pasted into an empty file', () => {
       'const store = new PostgresStore({ pool });',
       'await idempotent(async (id: string) => payments.charge(order), { store, key: (id) => id })(order.id);',
     ].join('\n');
-    expect(errorsOf(block(code))).toEqual([]);
+    expect(await errorsOf(block(code))).toEqual([]);
   }, 60_000);
 
-  it('keeps blocks apart: a top-level name or a global declared in one block is unknown in the next', () => {
+  it('keeps blocks apart: a top-level name or a global declared in one block is unknown in the next', async () => {
     const first = block(
       'export const pool = 1;\ndeclare global {\n  var order: { id: string };\n}\n',
       'check',
       1,
     );
     const second = block('console.log(order.id, pool);\n', 'check', 20);
-    expect(errorsOf(first, second)).toEqual([
+    expect(await errorsOf(first, second)).toEqual([
       expect.stringMatching(/^docs\/crafted\.md:20: TS2304: Cannot find name 'order'/),
       expect.stringMatching(/^docs\/crafted\.md:20: TS2304: Cannot find name 'pool'/),
     ]);
   }, 60_000);
 
-  it('compiles without the DOM lib: a browser global such as `event` is not the reader’s', () => {
-    expect(errorsOf(block('console.log(event, name);\n'))).toEqual([
+  it('compiles without the DOM lib: a browser global such as `event` is not the reader’s', async () => {
+    expect(await errorsOf(block('console.log(event, name);\n'))).toEqual([
       expect.stringMatching(/Cannot find name 'event'/),
       expect.stringMatching(/Cannot find name 'name'/),
     ]);

@@ -29,9 +29,9 @@ describe('documentation code blocks', () => {
     ).toBeLessThanOrEqual(5);
   });
 
-  it('each type-check as pasted into an empty file, with oncely/* resolved to the sources', () => {
+  it('each type-check as pasted into an empty file, with oncely/* resolved to the sources', async () => {
     const checked = snippets.filter((snippet) => snippet.mode !== 'fragment');
-    const errors = typecheckSnippets(checked).map((d) => `${d.where}: TS${d.code}: ${d.message}`);
+    const errors = (await typecheckSnippets(checked)).map((d) => `${d.where}: TS${d.code}: ${d.message}`);
     if (errors.length > 0)
       throw new Error(`${errors.length} type error(s) in documentation blocks:\n${errors.join('\n')}`);
   }, 180_000);

@@ -63,16 +63,23 @@ function compilerOptions(): ts.CompilerOptions {
  * source files are shared between the programs (a cache per set of options), so each program costs a checker, not
  * a parse of the sources and of node_modules' declarations.
  */
-export function typecheckSnippets(snippets: readonly Snippet[]): SnippetDiagnostic[] {
+export async function typecheckSnippets(snippets: readonly Snippet[]): Promise<SnippetDiagnostic[]> {
   const options = compilerOptions();
   const nestOptions = { ...options, experimentalDecorators: true, emitDecoratorMetadata: true };
   const standard = sharedHost(options);
   const nest = sharedHost(nestOptions);
-  return snippets.flatMap((snippet, index) =>
-    isNestApp(snippet)
-      ? checkOne(snippet, index, nestOptions, nest)
-      : checkOne(snippet, index, options, standard),
-  );
+  const found: SnippetDiagnostic[] = [];
+  for (const [index, snippet] of snippets.entries()) {
+    found.push(
+      ...(isNestApp(snippet)
+        ? checkOne(snippet, index, nestOptions, nest)
+        : checkOne(snippet, index, options, standard)),
+    );
+    // Hundreds of blocks are tens of seconds of compiler work: between two, the worker answers Vitest's messages,
+    // which time out after 60 s of a blocked event loop on a loaded machine.
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+  return found;
 }
 
 interface SharedHost {
