@@ -1,8 +1,9 @@
 /**
  * @module How oncely's refusals read in a GraphQL response: each becomes a `GraphQLError` on the idempotent field
  * alone, with a stable `extensions.code`, the HTTP status an HTTP adapter would answer (`extensions.http`, which
- * graphql-yoga turns into the response's status and headers and leaves out of the body) and, where waiting helps,
- * `retryAfter` in seconds. The same table as src/http/answers.ts, in GraphQL's terms.
+ * graphql-yoga and Apollo Server turn into the response's status and headers and leave out of the body, each in
+ * its own shape: the server binding writes it) and, where waiting helps, `retryAfter` in seconds. The same table as
+ * src/http/answers.ts, in GraphQL's terms.
  */
 import { GraphQLError } from 'graphql';
 import {
@@ -14,6 +15,7 @@ import {
   isStoreUnavailableError,
 } from '../core/errors.js';
 import { retryAfterSeconds } from '../http/problem.js';
+import type { ServerBinding } from './binding.js';
 
 /** The `extensions.code` of every error the plugin gives on its own. */
 export type IdempotencyErrorCode =
@@ -32,7 +34,20 @@ const UNAVAILABLE_RETRY_AFTER_SECONDS = 1;
  * the server's error handling and masking treat it). The oncely error is not the `originalError`: graphql-yoga
  * masks an error whose original is not a GraphQLError, and these are meant for the client.
  */
-export function graphqlErrorFor(error: unknown): GraphQLError | undefined {
+export function graphqlErrorFor(error: unknown, http: ServerBinding['http']): GraphQLError | undefined {
+  const refusal = (
+    message: string,
+    code: IdempotencyErrorCode,
+    status: number,
+    retryAfter?: number,
+    more: Readonly<Record<string, string>> = {},
+  ): GraphQLError => {
+    // The binding's shape for `http`, whatever graphql's declared extensions (graphql-yoga narrows them) say.
+    const head = http(status, retryAfter);
+    const extensions: Record<string, unknown> =
+      retryAfter === undefined ? { code, http: head, ...more } : { code, http: head, retryAfter, ...more };
+    return new GraphQLError(message, { extensions });
+  };
   if (isInvalidKeyError(error))
     return refusal(error.message, 'IDEMPOTENCY_KEY_INVALID', 400, undefined, { reason: error.reason });
   if (isInProgressError(error)) {
@@ -74,17 +89,4 @@ export function graphqlErrorFor(error: unknown): GraphQLError | undefined {
     );
   }
   return undefined;
-}
-
-function refusal(
-  message: string,
-  code: IdempotencyErrorCode,
-  status: number,
-  retryAfter?: number,
-  more: Readonly<Record<string, string>> = {},
-): GraphQLError {
-  const http =
-    retryAfter === undefined ? { status } : { status, headers: { 'retry-after': String(retryAfter) } };
-  const extensions = retryAfter === undefined ? { code, http, ...more } : { code, http, retryAfter, ...more };
-  return new GraphQLError(message, { extensions });
 }

@@ -24,6 +24,7 @@ export function idempotentFields(
   schema: GraphQLSchema,
   coordinates: readonly string[],
   directive: string | undefined,
+  name: string,
 ): IdempotentField[] {
   const found = new Map<string, IdempotentField>();
   const reads = new Set([schema.getQueryType()?.name, schema.getSubscriptionType()?.name]);
@@ -31,11 +32,10 @@ export function idempotentFields(
     const [typeName, fieldName] = coordinate.split('.') as [string, string];
     const type = schema.getType(typeName);
     const field = isObjectType(type) ? type.getFields()[fieldName] : undefined;
-    if (field === undefined)
-      throw new InvalidOptionsError(`useIdempotency: the schema has no field ${coordinate}`);
+    if (field === undefined) throw new InvalidOptionsError(`${name}: the schema has no field ${coordinate}`);
     if (reads.has(typeName))
       throw new InvalidOptionsError(
-        `useIdempotency: ${coordinate} is a field of the ${typeName} type; only mutation fields can be idempotent`,
+        `${name}: ${coordinate} is a field of the ${typeName} type; only mutation fields can be idempotent`,
       );
     found.set(coordinate, { coordinate, field });
   }
@@ -47,7 +47,7 @@ export function idempotentFields(
       const coordinate = `${type.name}.${field.name}`;
       if (reads.has(type.name))
         throw new InvalidOptionsError(
-          `useIdempotency: ${coordinate} is marked @${directive}, but it is a field of the ${type.name} type; only mutation fields can be idempotent`,
+          `${name}: ${coordinate} is marked @${directive}, but it is a field of the ${type.name} type; only mutation fields can be idempotent`,
         );
       found.set(coordinate, { coordinate, field });
     }

@@ -1,5 +1,5 @@
 /**
- * @module The options of `useIdempotency()` and their checks: everything is validated once, when the plugin is
+ * @module The options of `useIdempotency()` and `apolloIdempotency()` (one set for both) and their checks: everything is validated once, when the plugin is
  * made (bad options throw `InvalidOptionsError` then, never per request), and resolved to the values a field's
  * resolver reads.
  */
@@ -76,12 +76,14 @@ const COORDINATE = /^[_A-Za-z][_0-9A-Za-z]*\.[_A-Za-z][_0-9A-Za-z]*$/;
 const NAME = /^[_A-Za-z][_0-9A-Za-z]*$/;
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 
+/** Checks `options` once, for the factory called `name` (which every refusal's message starts with). */
 export function resolveOptions<TContext>(
   options: GraphQLIdempotencyOptions<TContext>,
+  name: string,
 ): ResolvedOptions<TContext> {
   if (options === null || typeof options !== 'object')
-    throw new InvalidOptionsError('useIdempotency: options are required ({ store })');
-  knownOptions('useIdempotency', options, [...OWN_OPTION_NAMES, ...ENGINE_OPTION_NAMES]);
+    throw new InvalidOptionsError(`${name}: options are required ({ store })`);
+  knownOptions(name, options, [...OWN_OPTION_NAMES, ...ENGINE_OPTION_NAMES]);
   const {
     fields = [],
     directive = 'idempotent',
@@ -96,20 +98,19 @@ export function resolveOptions<TContext>(
   } = options;
   if (!Array.isArray(fields) || fields.some((field) => typeof field !== 'string' || !COORDINATE.test(field)))
     throw new InvalidOptionsError(
-      "useIdempotency: fields must be schema coordinates of fields, such as 'Mutation.createPayment'",
+      `${name}: fields must be schema coordinates of fields, such as 'Mutation.createPayment'`,
     );
   if (directive !== false && (typeof directive !== 'string' || !NAME.test(directive)))
-    throw new InvalidOptionsError('useIdempotency: directive must be a GraphQL name (without @) or false');
+    throw new InvalidOptionsError(`${name}: directive must be a GraphQL name (without @) or false`);
   if (typeof keyArgument !== 'string' || !NAME.test(keyArgument))
-    throw new InvalidOptionsError('useIdempotency: keyArgument must be a GraphQL argument name');
+    throw new InvalidOptionsError(`${name}: keyArgument must be a GraphQL argument name`);
   if (typeof header !== 'string' || !HEADER_NAME.test(header))
-    throw new InvalidOptionsError('useIdempotency: header must be an HTTP header name');
-  if (typeof required !== 'boolean')
-    throw new InvalidOptionsError('useIdempotency: required must be a boolean');
-  optionalFunction('scope', scope);
-  optionalFunction('fingerprint', fingerprint);
+    throw new InvalidOptionsError(`${name}: header must be an HTTP header name`);
+  if (typeof required !== 'boolean') throw new InvalidOptionsError(`${name}: required must be a boolean`);
+  optionalFunction(`${name}: scope`, scope);
+  optionalFunction(`${name}: fingerprint`, fingerprint);
   if (codec === null || typeof codec !== 'object' || typeof codec.encode !== 'function')
-    throw new InvalidOptionsError('useIdempotency: codec must be a Codec ({ name, encode, decode })');
+    throw new InvalidOptionsError(`${name}: codec must be a Codec ({ name, encode, decode })`);
   return {
     fields,
     directive: directive === false ? undefined : directive,
@@ -119,7 +120,7 @@ export function resolveOptions<TContext>(
     scope,
     fingerprint,
     codec,
-    waitMs: wholeNumber('waitMs', waitMs, 0),
+    waitMs: wholeNumber(`${name}: waitMs`, waitMs, 0),
     engine,
   };
 }

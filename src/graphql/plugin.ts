@@ -1,14 +1,14 @@
 /**
  * @module `useIdempotency(options)`: the Envelop plugin (graphql-yoga's plugin shape) that makes chosen mutation
- * fields idempotent. When the server sets its schema, the plugin wraps the resolvers of those fields in place, as
- * Envelop's own resolver plugins do; every other field, and every query and subscription, runs untouched.
+ * fields idempotent. When the server sets its schema, the plugin wraps the resolvers of those fields in place
+ * (schema.ts); every other field, and every query and subscription, runs untouched. The key's header is read from
+ * the Fetch `request` in yoga's context.
  */
-import { defaultFieldResolver, type GraphQLSchema } from 'graphql';
+import type { GraphQLSchema } from 'graphql';
 import { Engine } from '../core/engine.js';
-import { InvalidOptionsError } from '../core/errors.js';
-import { idempotentFields } from './fields.js';
+import type { ServerBinding } from './binding.js';
 import { type GraphQLIdempotencyOptions, resolveOptions } from './options.js';
-import { idempotentResolver } from './resolver.js';
+import { makeFieldsIdempotent } from './schema.js';
 
 /** What graphql-yoga and Envelop hand a plugin when the schema is set. */
 export interface SchemaChange {
@@ -25,8 +25,18 @@ export interface IdempotencyPlugin {
   readonly engine: Engine;
 }
 
-/** Marks a resolver this module wrapped, with the plugin that did, so a schema is never wrapped twice. */
-const WRAPPED_BY = Symbol('oncely.graphql.wrappedBy');
+/** The parts of a graphql-yoga (or any Fetch-based server's) context the plugin reads. */
+interface FetchContext {
+  readonly request?: { readonly headers?: { get(name: string): string | null } };
+}
+
+const yoga: ServerBinding = {
+  name: 'useIdempotency',
+  headers: (context) => (context as FetchContext | null)?.request?.headers,
+  // yoga copies `headers` with Object.assign: a plain object.
+  http: (status, retryAfter) =>
+    retryAfter === undefined ? { status } : { status, headers: { 'retry-after': String(retryAfter) } },
+};
 
 /**
  * Makes mutation fields idempotent: the first call with a key runs the resolver and stores its value; a retry with
@@ -50,25 +60,12 @@ const WRAPPED_BY = Symbol('oncely.graphql.wrappedBy');
 export function useIdempotency<TContext = unknown>(
   options: GraphQLIdempotencyOptions<TContext>,
 ): IdempotencyPlugin {
-  const resolved = resolveOptions(options);
+  const resolved = resolveOptions(options, yoga.name);
   const engine = new Engine(resolved.engine);
   const plugin: IdempotencyPlugin = {
     engine,
     onSchemaChange({ schema }) {
-      for (const found of idempotentFields(schema, resolved.fields, resolved.directive)) {
-        const { field, coordinate } = found;
-        const current = field.resolve as
-          | (typeof field.resolve & { [WRAPPED_BY]?: IdempotencyPlugin })
-          | undefined;
-        const owner = current?.[WRAPPED_BY];
-        if (owner === plugin) continue;
-        if (owner !== undefined)
-          throw new InvalidOptionsError(
-            `useIdempotency: ${coordinate} is made idempotent by another useIdempotency plugin already (one schema object, two servers?)`,
-          );
-        const wrapped = idempotentResolver(found, current ?? defaultFieldResolver, engine, resolved);
-        field.resolve = Object.assign(wrapped, { [WRAPPED_BY]: plugin });
-      }
+      makeFieldsIdempotent(schema, plugin, engine, resolved, yoga);
     },
   };
   return plugin;

@@ -13,6 +13,7 @@ import { canonicalJson, fingerprintOf } from '../core/fingerprint.js';
 import { scopedKey, validateKey } from '../core/key.js';
 import { parseKeyHeader } from '../http/key-header.js';
 import { defaultScope } from '../http/scope.js';
+import type { RequestHeaders, ServerBinding } from './binding.js';
 import { graphqlErrorFor } from './errors.js';
 import type { IdempotentField } from './fields.js';
 import type { ResolvedOptions } from './options.js';
@@ -28,21 +29,20 @@ export function currentClaim(): ExecutionContext | undefined {
   return claims.getStore();
 }
 
-/** The parts of a graphql-yoga (or any Fetch-based server's) context the plugin reads by default. */
-interface RequestContext {
-  readonly request?: { readonly headers?: { get(name: string): string | null } };
-}
-
 // graphql's resolver type, whose source, context and args are any: the plugin wraps every kind of field.
 // biome-ignore lint/suspicious/noExplicitAny: GraphQLFieldResolver's defaults are any
 type AnyResolver = GraphQLFieldResolver<any, any, any, unknown>;
 
-/** `resolve`, made idempotent for mutations under `options`; queries and subscriptions reach it unchanged. */
+/**
+ * `resolve`, made idempotent for mutations under `options`, on the server `binding` describes; queries and
+ * subscriptions reach it unchanged.
+ */
 export function idempotentResolver<TContext>(
   { coordinate, field }: IdempotentField,
   resolve: AnyResolver,
   engine: Engine,
   options: ResolvedOptions<TContext>,
+  binding: ServerBinding,
 ): AnyResolver {
   const label = `graphql:${coordinate}`;
   const hasKeyArgument = field.args.some((argument) => argument.name === options.keyArgument);
@@ -54,23 +54,26 @@ export function idempotentResolver<TContext>(
   return async function idempotentField(source, args: Record<string, unknown>, context, info) {
     // A field of a type reachable from a query too (a namespace type) is only guarded in mutations.
     if (info.operation.operation !== 'mutation') return resolve(source, args, context, info);
+    const headers = binding.headers(context);
     const argumentKey = hasKeyArgument ? args[keyArgument] : undefined;
     const fromArgument = argumentKey !== undefined && argumentKey !== null;
     let key: string | undefined;
     try {
-      key = fromArgument ? validateKey(argumentKey) : headerKey(context, options.header);
+      key = fromArgument
+        ? validateKey(argumentKey)
+        : parseKeyHeader(headers?.get(options.header) ?? undefined);
     } catch (error) {
-      throw graphqlErrorFor(error) ?? error;
+      throw graphqlErrorFor(error, binding.http) ?? error;
     }
     if (key === undefined) {
       if (!options.required) return resolve(source, args, context, info);
-      throw graphqlErrorFor(new InvalidKeyError('missing', missingKeyMessage));
+      throw graphqlErrorFor(new InvalidKeyError('missing', missingKeyMessage), binding.http);
     }
     let threw = false;
     try {
       const record = scopedKey(
         // Two fields of one document under one header key are two records: the response path tells them apart.
-        `${label}\n${fromArgument ? '' : pathOf(info)}\n${identityOf(context, coordinate, options)}`,
+        `${label}\n${fromArgument ? '' : pathOf(info)}\n${identityOf(context, headers, coordinate, options)}`,
         key,
       );
       const result = await engine.execute({
@@ -94,14 +97,9 @@ export function idempotentResolver<TContext>(
     } catch (error) {
       // The resolver's own error goes on as it threw it, whatever it is (the key was released).
       if (threw) throw error;
-      throw graphqlErrorFor(error) ?? error;
+      throw graphqlErrorFor(error, binding.http) ?? error;
     }
   };
-}
-
-function headerKey(context: unknown, header: string): string | undefined {
-  const value = (context as RequestContext | null)?.request?.headers?.get(header);
-  return parseKeyHeader(value ?? undefined);
 }
 
 /** The field's response path (aliases, list indices), as `createPayment` or `payments.0.create`. */
@@ -114,11 +112,11 @@ function pathOf(info: GraphQLResolveInfo): string {
 
 function identityOf<TContext>(
   context: TContext,
+  headers: RequestHeaders | undefined,
   coordinate: string,
   options: ResolvedOptions<TContext>,
 ): string {
   if (options.scope !== undefined) return options.scope(context);
-  const headers = (context as RequestContext | null)?.request?.headers;
   // The HTTP adapters' default scope, read from the request that carried the operation: one copy of its rules.
   return defaultScope({
     request: undefined,

@@ -1,6 +1,7 @@
 /**
  * @module The GraphQL app the oncely/graphql tests drive: a yoga server over a small payments schema whose
- * resolvers count their runs (per key and per field), block on a gate when asked, and fail once when asked; and
+ * resolvers (shared with the Apollo Server app, apollo-app.ts) count their runs (per key and per field), block on a
+ * gate when asked, and fail once when asked; and
  * `post()`, one operation sent through `yoga.fetch` (in-process) or over a real socket.
  */
 import { createSchema, createYoga } from 'graphql-yoga';
@@ -63,61 +64,75 @@ export function counters(): Counters {
 
 const bump = (map: Map<string, number>, name: string) => map.set(name, (map.get(name) ?? 0) + 1);
 
+/**
+ * The schema's resolvers, for yoga and for Apollo Server alike: `headerKey` reads the request's Idempotency-Key
+ * from the server's context, for the per-key counts.
+ */
+export function resolvers<TContext>(count: Counters, headerKey: (context: TContext) => string | null) {
+  let sequence = 0;
+  const payment = (field: string, cents: number, note: string | null | undefined, context: TContext) => {
+    bump(count.runs, field);
+    bump(count.byKey, headerKey(context) ?? '');
+    sequence += 1;
+    return { id: `pay_${sequence}`, cents, note: note ?? null, token: currentClaim()?.token ?? null };
+  };
+  return {
+    Payment: { label: (parent: { id: string; cents: number }) => `${parent.id}:${parent.cents}` },
+    Query: {
+      payment: (_: unknown, { id }: { id: string }) => ({ id, cents: 0, note: null, token: null }),
+      runs: () => [...count.runs.values()].reduce((a, b) => a + b, 0),
+      preview: () => ({}),
+    },
+    PaymentOps: {
+      create: (_: unknown, { cents }: { cents: number }, context: TContext) =>
+        payment('create', cents, null, context),
+    },
+    Mutation: {
+      pay: (
+        _: unknown,
+        args: { cents: number; note?: string; idempotencyKey?: string },
+        context: TContext,
+      ) => {
+        if (args.idempotencyKey !== undefined && args.idempotencyKey !== null)
+          bump(count.byKey, `arg:${args.idempotencyKey}`);
+        return payment('pay', args.cents, args.note, context);
+      },
+      refund: (_: unknown, { cents }: { cents: number }, context: TContext) =>
+        payment('refund', cents, null, context),
+      payInput: (_: unknown, { input }: { input: { cents: number; note?: string } }, context: TContext) =>
+        payment('payInput', input.cents, input.note, context),
+      slow: async (_: unknown, { cents }: { cents: number }, context: TContext) => {
+        const result = payment('slow', cents, null, context);
+        await count.gate;
+        await new Promise((resolve) => setTimeout(resolve, count.delayMs));
+        return result;
+      },
+      flaky: (_: unknown, { cents }: { cents: number }, context: TContext) => {
+        if (count.failures > 0) {
+          count.failures -= 1;
+          bump(count.runs, 'flaky');
+          throw count.failure ?? new Error('the card network is down');
+        }
+        return payment('flaky', cents, null, context);
+      },
+      payments: () => ({}),
+      plain: (_: unknown, { cents }: { cents: number }) => {
+        bump(count.runs, 'plain');
+        return cents;
+      },
+    },
+  };
+}
+
 export function app(
   store: Store,
   count: Counters,
   options: Omit<GraphQLIdempotencyOptions<YogaContext>, 'store'> = {},
 ) {
-  let sequence = 0;
-  const payment = (field: string, cents: number, note: string | null | undefined, request: Request) => {
-    bump(count.runs, field);
-    bump(count.byKey, request.headers.get('idempotency-key') ?? '');
-    sequence += 1;
-    return { id: `pay_${sequence}`, cents, note: note ?? null, token: currentClaim()?.token ?? null };
-  };
   return createYoga({
     schema: createSchema<YogaContext>({
       typeDefs: [idempotentDirective, typeDefs],
-      resolvers: {
-        Payment: { label: (parent: { id: string; cents: number }) => `${parent.id}:${parent.cents}` },
-        Query: {
-          payment: (_, { id }: { id: string }) => ({ id, cents: 0, note: null, token: null }),
-          runs: () => [...count.runs.values()].reduce((a, b) => a + b, 0),
-          preview: () => ({}),
-        },
-        PaymentOps: {
-          create: (_, { cents }: { cents: number }, { request }) => payment('create', cents, null, request),
-        },
-        Mutation: {
-          pay: (_, args: { cents: number; note?: string; idempotencyKey?: string }, { request }) => {
-            if (args.idempotencyKey !== undefined && args.idempotencyKey !== null)
-              bump(count.byKey, `arg:${args.idempotencyKey}`);
-            return payment('pay', args.cents, args.note, request);
-          },
-          refund: (_, { cents }: { cents: number }, { request }) => payment('refund', cents, null, request),
-          payInput: (_, { input }: { input: { cents: number; note?: string } }, { request }) =>
-            payment('payInput', input.cents, input.note, request),
-          slow: async (_, { cents }: { cents: number }, { request }) => {
-            const result = payment('slow', cents, null, request);
-            await count.gate;
-            await new Promise((resolve) => setTimeout(resolve, count.delayMs));
-            return result;
-          },
-          flaky: (_, { cents }: { cents: number }, { request }) => {
-            if (count.failures > 0) {
-              count.failures -= 1;
-              bump(count.runs, 'flaky');
-              throw count.failure ?? new Error('the card network is down');
-            }
-            return payment('flaky', cents, null, request);
-          },
-          payments: () => ({}),
-          plain: (_, { cents }: { cents: number }) => {
-            bump(count.runs, 'plain');
-            return cents;
-          },
-        },
-      },
+      resolvers: resolvers<YogaContext>(count, ({ request }) => request.headers.get('idempotency-key')),
     }),
     plugins: [useIdempotency<YogaContext>({ store, breaker: false, ...options })],
     logging: false,
@@ -132,6 +147,8 @@ export interface YogaContext {
 export interface GraphQLAnswer {
   readonly status: number;
   readonly headers: Headers;
+  /** The response body as sent, for byte-for-byte comparisons. */
+  readonly text: string;
   readonly body: {
     data?: Record<string, unknown> | null;
     errors?: { message: string; path?: (string | number)[]; extensions?: Record<string, unknown> }[];
@@ -153,9 +170,11 @@ export async function post(
     headers: { 'content-type': 'application/json', accept: 'application/graphql-response+json', ...headers },
     body: JSON.stringify(variables === undefined ? { query } : { query, variables }),
   });
+  const text = await response.text();
   return {
     status: response.status,
     headers: response.headers,
-    body: (await response.json()) as GraphQLAnswer['body'],
+    text,
+    body: JSON.parse(text) as GraphQLAnswer['body'],
   };
 }

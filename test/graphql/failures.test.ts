@@ -126,7 +126,7 @@ describe('useIdempotency options', () => {
     const built = createSchema({ typeDefs: [idempotentDirective, typeDefs], resolvers: {} });
     createYoga({ schema: built, plugins: [useIdempotency({ store })] });
     expect(() => createYoga({ schema: built, plugins: [useIdempotency({ store })] })).toThrow(
-      /made idempotent by another useIdempotency plugin/,
+      /made idempotent by another oncely GraphQL plugin/,
     );
   });
 });
