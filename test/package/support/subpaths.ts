@@ -23,7 +23,8 @@ export const SUBPATH_PEERS: Readonly<Record<string, readonly string[]>> = {
   'oncely/hono': ['hono'],
   // Web-standard Request and Response only.
   'oncely/fetch': [],
-  // The yoga plugin's shape, no import of graphql-yoga: only graphql itself.
+  // The yoga and Apollo plugins' shapes, no import of graphql-yoga or @apollo/server at run time: only graphql
+  // itself; its declarations name @apollo/server's plugin types.
   'oncely/graphql': ['graphql'],
   'oncely/trpc': ['@trpc/server'],
   'oncely/rabbitmq': ['amqplib'],
@@ -59,7 +60,7 @@ export const OTHER_REDIS_CLIENTS = ['redis', 'iovalkey', '@valkey/valkey-glide']
  * (`@hono/node-server` to serve Hono on Node, `@nats-io/transport-node` to connect to NATS) and the type packages a
  * TypeScript user adds for the peers that ship none.
  */
-export const DOC_EXTRAS = ['@hono/node-server', '@nats-io/transport-node'] as const;
+export const DOC_EXTRAS = ['@hono/node-server', '@nats-io/transport-node', '@apollo/server'] as const;
 export const TYPE_PACKAGES = ['@types/node', '@types/express', '@types/pg', '@types/amqplib'] as const;
 
 /** Subpaths grouped by identical peer lists: one install per group. */
