@@ -1,0 +1,3 @@
+import { statusRoute } from '../../../lib/instances';
+
+export const GET = statusRoute();
