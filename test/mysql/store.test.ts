@@ -263,6 +263,7 @@ describe('MySqlStore options and migrate', () => {
     expect(ddl).toMatch(/^SET SESSION sql_mode = 'STRICT_ALL_TABLES/);
     expect(ddl).toContain('CREATE TABLE IF NOT EXISTS `my``keys`');
     expect(ddl).toContain('CREATE PROCEDURE IF NOT EXISTS `my``keys_begin_v1`');
+    expect(ddl).toContain('CREATE PROCEDURE IF NOT EXISTS `my``keys_claim_v1`');
     expect(ddl).toContain('CREATE PROCEDURE IF NOT EXISTS `my``keys_delete_v1`');
     expect(ddl.match(/^DELIMITER/gm)).toHaveLength(2);
     expect(() => schemaFor({ table: '' })).toThrow(InvalidOptionsError);

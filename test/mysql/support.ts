@@ -73,8 +73,8 @@ export function uniqueTable(label: string): string {
 export async function dropTable(pool: MySqlPool, table: string): Promise<void> {
   const routines = routinesOf(table);
   await query(pool, `DROP TABLE IF EXISTS \`${table}\``);
-  await query(pool, `DROP PROCEDURE IF EXISTS \`${routines.begin}\``);
-  await query(pool, `DROP PROCEDURE IF EXISTS \`${routines.delete}\``);
+  for (const routine of [routines.begin, routines.claim, routines.delete])
+    await query(pool, `DROP PROCEDURE IF EXISTS \`${routine}\``);
 }
 
 /** A migrated table of its own for one test file, on a pool of `driver`. */

@@ -8,6 +8,7 @@ import {
   idempotent,
   isStoreUnavailableError,
   LeaseLostError,
+  TransactionEscapedError,
 } from '../../src/index.js';
 import { scopedKey } from '../../src/store.js';
 import { connectionOf, MySqlStore } from '../../src/stores/mysql/index.js';
@@ -151,6 +152,41 @@ describe.each(DRIVERS)('transactional mode on %s', (driver) => {
     const retry = await engine.begin({ key: id, fingerprint: 'f' });
     expect(retry.kind).toBe('acquired');
     if (retry.kind === 'acquired') await retry.claim.release();
+  });
+
+  it('a COMMIT the handler sends, then a throw: the rollback finds the escape and the key keeps the failure', async () => {
+    let runs = 0;
+    const pay = idempotent(
+      async (payment: Payment, context) => {
+        runs += 1;
+        await insert(context, payment);
+        await connectionOf<PoolConnection>(context).query('COMMIT');
+        throw new Error('failed after committing');
+      },
+      { store: store.transactional(), scope: 'escape-throw', key: (payment) => payment.id },
+    );
+    await expect(pay({ id: 'et-1', cents: 1 })).rejects.toBeInstanceOf(TransactionEscapedError);
+    expect(await rowsFor('et-1')).toBe(1);
+    // Kept as that failure: a retry is told so, and never runs the effect again after the lease.
+    await expect(pay({ id: 'et-1', cents: 1 })).rejects.toBeInstanceOf(TransactionEscapedError);
+    expect(runs).toBe(1);
+  });
+
+  it('a COMMIT the handler sends, then success: stored by the store’s own statements, one effect (not refused)', async () => {
+    let runs = 0;
+    const pay = idempotent(
+      async (payment: Payment, context) => {
+        runs += 1;
+        await insert(context, payment);
+        await connectionOf<PoolConnection>(context).query('COMMIT');
+        return { paid: payment.cents };
+      },
+      { store: store.transactional(), scope: 'escape-ok', key: (payment) => payment.id },
+    );
+    expect(await pay.execute({ id: 'eo-1', cents: 1 })).toEqual({ value: { paid: 1 }, replayed: false });
+    expect(await pay.execute({ id: 'eo-1', cents: 1 })).toEqual({ value: { paid: 1 }, replayed: true });
+    expect(runs).toBe(1);
+    expect(await rowsFor('eo-1')).toBe(1);
   });
 
   it('a plain begin on a key an open transaction holds is told in progress once its lock wait runs out', async () => {

@@ -4,12 +4,26 @@
  * transaction and gives it back (or destroys it). Drivers are optional peers: only their types are imported, and
  * a pool is recognised by its shape.
  */
-import type { PoolConnection as MariaDbConnection, Pool as MariaDbPool } from 'mariadb';
-import type { PoolConnection as MySql2Connection, Pool as MySql2Pool } from 'mysql2/promise';
+import type {
+  Connection as MariaDbAnyConnection,
+  PoolConnection as MariaDbConnection,
+  Pool as MariaDbPool,
+} from 'mariadb';
+import type {
+  Connection as MySql2AnyConnection,
+  PoolConnection as MySql2Connection,
+  Pool as MySql2Pool,
+} from 'mysql2/promise';
 import { InvalidOptionsError } from '../../core/errors.js';
 
 /** A pool of `mysql2/promise` (`mysql.createPool(…)`) or of the `mariadb` connector (`mariadb.createPool(…)`). */
 export type MySqlPool = MySql2Pool | MariaDbPool;
+
+/**
+ * A connection of the caller's, with a transaction open on it, to join (`transactional({ connection })`): one of
+ * `mysql2/promise` (checked out of a pool, or made with `createConnection`) or of the `mariadb` connector.
+ */
+export type MySqlConnection = MySql2AnyConnection | MariaDbAnyConnection;
 
 /** A statement parameter: the store only ever sends these. */
 export type SqlValue = string | number | Uint8Array | null;
@@ -137,6 +151,52 @@ function mariadb(pool: MariaDbPool): Driver {
         onLost: (listener) => listen(connection as unknown as NodeJS.EventEmitter, listener),
       };
     },
+  };
+}
+
+/** A caller's connection, as joined mode runs statements on it: never released or closed by the store. */
+export interface JoinedConnection extends Executor {
+  /** The connection as the caller gave it (what the handler writes through). */
+  readonly handle: MySqlConnection;
+  /** Calls `listener` once when the connection breaks or closes; the returned function stops listening. */
+  onLost(listener: (error?: unknown) => void): () => void;
+}
+
+/** The caller's connection to join, or an `InvalidOptionsError` saying what was expected. */
+export function joinedConnectionOf(connection: unknown): JoinedConnection {
+  const shape = connection as Record<string, unknown> | null;
+  if (shape === null || typeof shape !== 'object' || !isFunction(shape.query)) {
+    throw new InvalidOptionsError('transactional: connection must be a mysql2/promise or mariadb connection');
+  }
+  if (isFunction(shape.getConnection)) {
+    throw new InvalidOptionsError(
+      'transactional: connection is a pool; pass the connection you began your transaction on',
+    );
+  }
+  if (isFunction(shape.promise)) {
+    throw new InvalidOptionsError(
+      'transactional: this is a mysql2 callback connection; pass its .promise() wrapper, or use mysql2/promise',
+    );
+  }
+  if (isFunction(shape.batch)) {
+    const mariadbConnection = connection as MariaDbAnyConnection;
+    return {
+      handle: mariadbConnection,
+      run: async (sql, values) =>
+        answerOf(await mariadbConnection.query({ sql, ...MARIADB_QUERY }, values.map(toBuffer))),
+      onLost: (listener) => listen(mariadbConnection as unknown as NodeJS.EventEmitter, listener),
+    };
+  }
+  const mysql2Connection = connection as MySql2AnyConnection;
+  // The promise wrapper does not pass on the socket's events; the connection under it emits them.
+  const events = (connection as { connection?: NodeJS.EventEmitter }).connection;
+  return {
+    handle: mysql2Connection,
+    run: async (sql, values) => {
+      const [result] = await mysql2Connection.query({ sql, values: values.map(toBuffer), ...MYSQL2_QUERY });
+      return answerOf(result);
+    },
+    onLost: (listener) => (events === undefined ? () => {} : listen(events, listener)),
   };
 }
 

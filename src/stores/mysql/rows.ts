@@ -157,6 +157,27 @@ export function beginValues(
   ];
 }
 
+/** The parameters of the claim procedure (claim.sql): begin's, without its keep-open flag. */
+export function claimValues(input: BeginInput, now: number | null, waitS: number): SqlValue[] {
+  return [...beginValues(input, now).slice(0, 6), waitS];
+}
+
+/** What the claim procedure answered (claim.sql), and the id of the connection it ran on. */
+export interface ClaimAnswer {
+  readonly result: BeginResult | 'busy' | 'lost' | 'outside';
+  readonly connectionId: number | undefined;
+}
+
+export function claimAnswerOf(row: Row | undefined): ClaimAnswer {
+  const connectionId = optionalNumber(row?.connection_id, 'connection_id');
+  const outcome = row?.outcome === undefined ? undefined : textOf(row.outcome, 'outcome');
+  if (outcome === 'lost' || outcome === 'outside') return { result: outcome, connectionId };
+  const result = beginResultOf(row);
+  // claim.sql starts no rounds over, so it never answers stale.
+  if (result === 'stale') throw corrupt('claim answered stale');
+  return { result, connectionId };
+}
+
 /** The named parameters of complete.sql, for the plain and transactional paths. */
 export function completeValues(
   key: string,

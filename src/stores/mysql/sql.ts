@@ -6,6 +6,7 @@
 import { createHash } from 'node:crypto';
 import type { SqlValue } from './driver.js';
 import beginSql from './sql/begin.sql.generated.js';
+import claimSql from './sql/claim.sql.generated.js';
 import completeSql from './sql/complete.sql.generated.js';
 import deleteSql from './sql/delete.sql.generated.js';
 import getSql from './sql/get.sql.generated.js';
@@ -41,6 +42,8 @@ export interface Statements {
   readonly inspectRecord: Statement;
   /** `CALL begin(key, fingerprint, lease ms, retention ms, now ms, label, keep open, lock wait s)`. */
   readonly begin: string;
+  /** `CALL claim(key, fingerprint, lease ms, retention ms, now ms, label, lock wait s)`: inside an open transaction. */
+  readonly claim: string;
   /** `CALL delete(key, now ms)`. */
   readonly delete: string;
 }
@@ -49,6 +52,7 @@ export interface Statements {
 export interface Routines {
   readonly table: string;
   readonly begin: string;
+  readonly claim: string;
   readonly delete: string;
 }
 
@@ -68,7 +72,7 @@ export function routinesOf(table: string): Routines {
     const hash = createHash('sha256').update(table).digest('hex').slice(0, 16);
     return `oncely_${hash}_${verb}_${ROUTINE_VERSION}`;
   };
-  return { table, begin: name('begin'), delete: name('delete') };
+  return { table, begin: name('begin'), claim: name('claim'), delete: name('delete') };
 }
 
 function strip(text: string): string {
@@ -83,6 +87,7 @@ function render(template: string, routines: Routines, clock: string): string {
   return strip(template)
     .replaceAll('{{table}}', quoteName(routines.table))
     .replaceAll('{{begin}}', quoteName(routines.begin))
+    .replaceAll('{{claim}}', quoteName(routines.claim))
     .replaceAll('{{delete}}', quoteName(routines.delete))
     .replaceAll('{{expires_index}}', quoteName('expires_at_idx'))
     .replaceAll('{{clock}}', clock);
@@ -122,17 +127,19 @@ export function statementsFor(table: string): Statements {
     survey: statement(surveySql, routines),
     inspectRecord: statement(inspectRecordSql, routines),
     begin: `CALL ${quoteName(routines.begin)}(?, ?, ?, ?, ?, ?, ?, ?)`,
+    claim: `CALL ${quoteName(routines.claim)}(?, ?, ?, ?, ?, ?, ?)`,
     delete: `CALL ${quoteName(routines.delete)}(?, ?)`,
   };
 }
 
-/** The DDL of one table: the table, then its two procedures, each a statement of its own (no DELIMITER needed). */
+/** The DDL of one table: the table, then its procedures, each a statement of its own (no DELIMITER needed). */
 export function ddlFor(table: string): readonly string[] {
   const routines = routinesOf(table);
   const clock = `COALESCE(p_now_ms, ${SERVER_CLOCK})`;
   return [
     render(schemaSql, routines, clock),
     render(beginSql, routines, clock),
+    render(claimSql, routines, clock),
     render(deleteSql, routines, clock),
   ];
 }

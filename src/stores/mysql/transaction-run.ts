@@ -14,6 +14,7 @@ import type { Connection } from './driver.js';
 import { storeError } from './errors.js';
 import { beginResultOf, beginValues, completeValues } from './rows.js';
 import type { MySqlRuntime } from './runtime.js';
+import { claimCommitted } from './transaction-escape.js';
 
 // What a duplicate is told when an open transaction held the key past its lock wait.
 const BUSY_RETRY_AFTER_MS = 1_000;
@@ -134,13 +135,19 @@ function openTransaction(
     },
     async rollback(): Promise<void> {
       if (!settle()) return;
+      let committed: boolean;
       try {
         await connection.run('ROLLBACK', []);
+        // Read on the same connection, now out of any transaction: a row our ROLLBACK left in place was committed
+        // by the holder's code (transaction-escape.ts). One more round trip, on the failure path only.
+        committed = await claimCommitted(runtime, key, token, connection);
         connection.release();
       } catch {
         // A connection that cannot roll back is closed: the server rolls back for it.
         drop();
+        return;
       }
+      if (committed) throw new TransactionEscapedError(token);
     },
     async abort(): Promise<void> {
       if (!settle()) return;
@@ -151,6 +158,9 @@ function openTransaction(
       if (connection.threadId !== undefined) {
         await runtime.driver.run('KILL ?', [connection.threadId]).catch(() => {});
       }
+      // Nothing of ours ever committed: a row that still carries the claim was made durable by the holder's own
+      // COMMIT; left in progress, its lease would end and a takeover run the effect again.
+      if (await claimCommitted(runtime, key, token)) throw new TransactionEscapedError(token);
     },
   };
 }

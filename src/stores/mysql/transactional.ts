@@ -1,8 +1,9 @@
 /**
  * @module The MySQL store in transactional mode (`store.transactional()`): claims go through `beginTransaction`,
- * so a key's record commits or rolls back with the caller's own writes; every other method is the base store's.
+ * so a key's record commits or rolls back with the caller's own writes, in a transaction the store starts on a
+ * pooled connection or in one the caller opened (`connection`, joined with a savepoint); every other method is the
+ * base store's.
  */
-import type { PoolConnection as MariaDbConnection } from 'mariadb';
 import type { PoolConnection as MySql2Connection } from 'mysql2/promise';
 import { InvalidOptionsError } from '../../core/errors.js';
 import type { StoreInspector } from '../../core/inspection.js';
@@ -22,10 +23,19 @@ import type {
   TransitionResult,
 } from '../../core/store.js';
 import { knownOptions, wholeNumber } from '../../core/validate.js';
+import { type JoinedConnection, joinedConnectionOf, type MySqlConnection } from './driver.js';
 import type { MySqlRuntime } from './runtime.js';
+import { beginJoined } from './transaction-join.js';
 import { beginTransaction, type TransactionSettings } from './transaction-run.js';
 
 export interface TransactionalOptions {
+  /**
+   * Join this connection's open transaction instead of starting one: the claim, the user code and the outcome go
+   * in a savepoint of it, and nothing is durable until you commit. A `mysql2/promise` or `mariadb` connection you
+   * began a transaction on (`beginTransaction()`, or `START TRANSACTION`). Default: each execution checks a
+   * connection out of the store's pool and starts the transaction itself.
+   */
+  readonly connection?: MySqlConnection;
   /**
    * How long a claim waits for another open transaction that holds the key when the request itself does not
    * wait (`waitMs` 0), before answering in progress; a request with `waitMs` waits that long instead. MySQL
@@ -41,7 +51,7 @@ export interface TransactionalOptions {
  * of `mysql2/promise`, the default, or of `mariadb`). Throws when the store is not transactional, because writes
  * through any other connection would commit on their own.
  */
-export function connectionOf<C extends MySql2Connection | MariaDbConnection = MySql2Connection>(
+export function connectionOf<C extends MySqlConnection = MySql2Connection>(
   context: { readonly transaction?: unknown } | null | undefined,
 ): C {
   const transaction = context?.transaction;
@@ -64,6 +74,7 @@ export class TransactionalMySqlStore implements Store {
   readonly base: Store;
   readonly #runtime: MySqlRuntime;
   readonly #settings: TransactionSettings;
+  readonly #joined: JoinedConnection | undefined;
 
   get endpoint(): StoreEndpoint | undefined {
     return this.base.endpoint;
@@ -79,7 +90,8 @@ export class TransactionalMySqlStore implements Store {
     if (options === null || typeof options !== 'object') {
       throw new InvalidOptionsError('transactional: options must be an object');
     }
-    knownOptions('transactional', options, ['lockWaitMs']);
+    knownOptions('transactional', options, ['connection', 'lockWaitMs']);
+    this.#joined = options.connection === undefined ? undefined : joinedConnectionOf(options.connection);
     this.base = base;
     this.#runtime = runtime;
     this.#settings = {
@@ -88,6 +100,7 @@ export class TransactionalMySqlStore implements Store {
   }
 
   beginTransaction(input: TransactionBeginInput): Promise<TransactionBeginResult> {
+    if (this.#joined !== undefined) return beginJoined(this.#runtime, this.#settings, this.#joined, input);
     return beginTransaction(this.#runtime, this.#settings, input);
   }
 
