@@ -47,8 +47,13 @@ export interface TransactionOptions {
   readonly timeoutMs: number;
 }
 
+/** The database an ORM object speaks to, as far as oncely's statements go. */
+export type Dialect = 'postgres' | 'mysql';
+
 /** One database object of an ORM (a Kysely instance, a PrismaClient, a Drizzle db, …), as the store uses it. */
 export interface SqlDriver<Handle> {
+  /** PostgreSQL (the default, when absent). */
+  readonly dialect?: 'postgres';
   readonly kind: HandleKind<Handle>;
   /** Runs statements outside any transaction (each commits on its own), on the ORM's pool. */
   run(statements: readonly string[]): Promise<RawRow[][]>;
@@ -59,3 +64,39 @@ export interface SqlDriver<Handle> {
    */
   transaction<T>(work: (handle: Handle) => Promise<T>, options: TransactionOptions): Promise<T>;
 }
+
+/** What one MySQL statement answered through an ORM: a SELECT's rows (a CALL's first result set), or a write's count. */
+export interface MySqlAnswer {
+  readonly rows: readonly RawRow[];
+  readonly affectedRows: number;
+}
+
+/**
+ * An ORM's transaction objects on MySQL / MariaDB: how to recognize one, whether it is inside an open transaction,
+ * and how one statement reaches its connection. MySQL drivers send one statement per call (no `multipleStatements`
+ * unless a pool asks for it, which oncely never relies on), and oncely reads affected-row counts (MySQL has no
+ * `RETURNING`), so this is `query`, not PostgreSQL's `run` of several statements.
+ */
+export interface MySqlHandleKind<Handle> {
+  /** The ORM's name, for messages. */
+  readonly name: string;
+  /** Whether `value` is this ORM's object on MySQL (a transaction or its database object): shape checks only. */
+  is(value: unknown): value is Handle;
+  /** Whether the handle is inside an open transaction. */
+  inTransaction(handle: Handle): boolean;
+  /** Runs ONE statement (values already written in as literals) on the handle's connection. */
+  query(handle: Handle, statement: string): Promise<MySqlAnswer>;
+}
+
+/** One database object of an ORM on MySQL / MariaDB, as the store uses it. */
+export interface MySqlSqlDriver<Handle> {
+  readonly dialect: 'mysql';
+  readonly kind: MySqlHandleKind<Handle>;
+  /** Runs one statement outside any transaction, on the ORM's pool: it commits on its own. */
+  query(statement: string): Promise<MySqlAnswer>;
+  /** As `SqlDriver.transaction`: the ORM commits when `work` resolves and rolls back when it rejects. */
+  transaction<T>(work: (handle: Handle) => Promise<T>, options: TransactionOptions): Promise<T>;
+}
+
+/** An ORM database object on either dialect: each ORM's driver function tells which from the object itself. */
+export type OrmDriver<Handle> = SqlDriver<Handle> | MySqlSqlDriver<Handle>;

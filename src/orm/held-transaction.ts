@@ -25,7 +25,7 @@ export interface HeldTransaction<Handle> {
 
 /** Opens a transaction through the ORM and resolves with its object as soon as the ORM hands it over. */
 export function heldTransaction<Handle>(
-  driver: SqlDriver<Handle>,
+  driver: Pick<SqlDriver<Handle>, 'transaction'>,
   options: TransactionOptions,
 ): Promise<HeldTransaction<Handle>> {
   let decide!: (commit: boolean) => void;

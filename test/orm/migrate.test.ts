@@ -6,8 +6,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { idempotent } from '../../src/index.js';
 import { KnexStore } from '../../src/orm/knex/index.js';
 import { KyselyStore } from '../../src/orm/kysely/index.js';
+import type { OrmStore } from '../../src/orm/orm-store.js';
 import { splitStatements } from '../../src/orm/split-statements.js';
-import type { OrmPostgresStore } from '../../src/orm/store.js';
 import { schemaFor } from '../../src/stores/postgres/index.js';
 import { requireService, services } from '../support/services.js';
 
@@ -45,37 +45,36 @@ describe('store.migrate() through an ORM', () => {
     }
   });
 
-  const stores: [string, (schema: string) => { store: OrmPostgresStore<unknown>; close(): Promise<void> }][] =
+  const stores: [string, (schema: string) => { store: OrmStore<unknown>; close(): Promise<void> }][] = [
     [
-      [
-        'Kysely (one statement per call)',
-        (schema) => {
-          const db = new Kysely<Record<string, never>>({
-            dialect: new PostgresDialect({
-              pool: new pg.Pool({ connectionString: services.postgres.url, max: 2 }),
-            }),
-          });
-          return {
-            store: new KyselyStore({ db, schema }) as OrmPostgresStore<unknown>,
-            close: () => db.destroy(),
-          };
-        },
-      ],
-      [
-        'Knex (one message)',
-        (schema) => {
-          const knex = createKnex({
-            client: 'pg',
-            connection: services.postgres.url,
-            pool: { min: 0, max: 2 },
-          });
-          return {
-            store: new KnexStore({ knex, schema }) as OrmPostgresStore<unknown>,
-            close: () => knex.destroy(),
-          };
-        },
-      ],
-    ];
+      'Kysely (one statement per call)',
+      (schema) => {
+        const db = new Kysely<Record<string, never>>({
+          dialect: new PostgresDialect({
+            pool: new pg.Pool({ connectionString: services.postgres.url, max: 2 }),
+          }),
+        });
+        return {
+          store: new KyselyStore({ db, schema }) as OrmStore<unknown>,
+          close: () => db.destroy(),
+        };
+      },
+    ],
+    [
+      'Knex (one message)',
+      (schema) => {
+        const knex = createKnex({
+          client: 'pg',
+          connection: services.postgres.url,
+          pool: { min: 0, max: 2 },
+        });
+        return {
+          store: new KnexStore({ knex, schema }) as OrmStore<unknown>,
+          close: () => knex.destroy(),
+        };
+      },
+    ],
+  ];
 
   it.each(stores)(
     '%s: makes the table migrate(pool) makes, twice without harm, and claims on it',

@@ -13,7 +13,7 @@
  * const store = new DrizzleStore({ db });
  */
 import { InvalidOptionsError } from '../../core/errors.js';
-import { OrmPostgresStore, type OrmStoreOptions } from '../store.js';
+import { OrmStore, type OrmStoreOptions } from '../orm-store.js';
 import { drizzleDriver } from './driver.js';
 import type { DrizzleDatabaseLike, DrizzleTransactionOf } from './handle.js';
 
@@ -31,7 +31,7 @@ export interface DrizzleStoreOptions<DB extends DrizzleDatabaseLike> extends Orm
  * `transaction(async (tx) => …)` gives, with your schema (`tx.insert(payments)`, `tx.query.payments` type-check as
  * inside it).
  */
-export class DrizzleStore<DB extends DrizzleDatabaseLike> extends OrmPostgresStore<DrizzleTransactionOf<DB>> {
+export class DrizzleStore<DB extends DrizzleDatabaseLike> extends OrmStore<DrizzleTransactionOf<DB>> {
   constructor(options: DrizzleStoreOptions<DB>) {
     if (options === null || typeof options !== 'object') {
       throw new InvalidOptionsError('DrizzleStore: pass { db }, your Drizzle db');

@@ -8,7 +8,7 @@
  */
 import type { Knex } from 'knex';
 import { InvalidOptionsError } from '../../core/errors.js';
-import { OrmPostgresStore, type OrmStoreOptions } from '../store.js';
+import { OrmStore, type OrmStoreOptions } from '../orm-store.js';
 import { knexDriver } from './driver.js';
 import { knexTransactions } from './handle.js';
 
@@ -21,7 +21,7 @@ export interface KnexStoreOptions extends OrmStoreOptions {
 }
 
 /** The PostgreSQL store on a Knex instance; `transactionOf(context)` is Knex's `Knex.Transaction`. */
-export class KnexStore extends OrmPostgresStore<Knex.Transaction> {
+export class KnexStore extends OrmStore<Knex.Transaction> {
   constructor(options: KnexStoreOptions) {
     if (options === null || typeof options !== 'object') {
       throw new InvalidOptionsError('KnexStore: pass { knex }, your Knex instance');

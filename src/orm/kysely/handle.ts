@@ -71,7 +71,7 @@ export async function runStatements(db: KyselyQueries, statements: readonly stri
  * What `CompiledQuery.raw(text)` makes, built here because oncely imports nothing of Kysely at run time. An empty
  * parameter list keeps `pg` on the simple query protocol, where the values already written into the text belong.
  */
-function rawQuery(text: string): CompiledQuery<RawRow> {
+export function rawQuery(text: string): CompiledQuery<RawRow> {
   return {
     sql: text,
     parameters: [],

@@ -9,7 +9,7 @@
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { InvalidOptionsError } from '../../core/errors.js';
-import { OrmPostgresStore, type OrmStoreOptions } from '../store.js';
+import { OrmStore, type OrmStoreOptions } from '../orm-store.js';
 import { mikroOrmDriver } from './driver.js';
 import { mikroOrmTransactions } from './handle.js';
 
@@ -24,7 +24,7 @@ export type MikroOrmStoreOptions = OrmStoreOptions &
   );
 
 /** The PostgreSQL store on MikroORM; `transactionOf(context)` is the transaction's forked `EntityManager`. */
-export class MikroOrmStore extends OrmPostgresStore<EntityManager> {
+export class MikroOrmStore extends OrmStore<EntityManager> {
   constructor(options: MikroOrmStoreOptions) {
     const { orm, em, ...rest } = options ?? ({} as MikroOrmStoreOptions);
     const manager: unknown = em ?? orm?.em;

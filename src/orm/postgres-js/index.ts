@@ -12,7 +12,7 @@
  */
 import type { Sql, TransactionSql } from 'postgres';
 import { InvalidOptionsError } from '../../core/errors.js';
-import { OrmPostgresStore, type OrmStoreOptions } from '../store.js';
+import { OrmStore, type OrmStoreOptions } from '../orm-store.js';
 import { postgresJsDriver } from './driver.js';
 
 export type { OrmStoreOptions } from '../store.js';
@@ -29,7 +29,7 @@ export interface PostgresJsStoreOptions<Types extends Record<string, unknown>> e
  * (`TransactionSql`, as `sql.begin(async (tx) => …)` gives it), with your `sql`'s custom types.
  */
 // biome-ignore lint/complexity/noBannedTypes: `{}` is postgres.js's own type map of a `sql` without custom types.
-export class PostgresJsStore<Types extends Record<string, unknown> = {}> extends OrmPostgresStore<
+export class PostgresJsStore<Types extends Record<string, unknown> = {}> extends OrmStore<
   TransactionSql<Types>
 > {
   constructor(options: PostgresJsStoreOptions<Types>) {

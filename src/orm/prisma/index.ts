@@ -5,7 +5,7 @@
  * they are.
  */
 import { InvalidOptionsError } from '../../core/errors.js';
-import { OrmPostgresStore, type OrmStoreOptions } from '../store.js';
+import { OrmStore, type OrmStoreOptions } from '../orm-store.js';
 import { prismaDriver } from './driver.js';
 import { type PrismaClientLike, type PrismaTransaction, prismaTransactions } from './handle.js';
 
@@ -36,9 +36,7 @@ export interface PrismaStoreOptions<Client extends PrismaClientLike> extends Orm
  * const prisma = new PrismaClient({ adapter: new PrismaPg({ connectionString: process.env.DATABASE_URL }) });
  * const store = new PrismaStore({ prisma });
  */
-export class PrismaStore<Client extends PrismaClientLike> extends OrmPostgresStore<
-  PrismaTransaction<Client>
-> {
+export class PrismaStore<Client extends PrismaClientLike> extends OrmStore<PrismaTransaction<Client>> {
   constructor(options: PrismaStoreOptions<Client>) {
     const { prisma, ...storeOptions } = options ?? ({} as Partial<PrismaStoreOptions<Client>>);
     if (!prismaTransactions.is(prisma) || typeof prisma.$transaction !== 'function')

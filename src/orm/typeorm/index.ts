@@ -9,7 +9,7 @@
  */
 import type { DataSource, EntityManager } from 'typeorm';
 import { InvalidOptionsError } from '../../core/errors.js';
-import { OrmPostgresStore, type OrmStoreOptions } from '../store.js';
+import { OrmStore, type OrmStoreOptions } from '../orm-store.js';
 import { typeormDriver } from './driver.js';
 import { typeormTransactions } from './handle.js';
 
@@ -22,7 +22,7 @@ export interface TypeOrmStoreOptions extends OrmStoreOptions {
 }
 
 /** The PostgreSQL store on a TypeORM data source; `transactionOf(context)` is the transaction's `EntityManager`. */
-export class TypeOrmStore extends OrmPostgresStore<EntityManager> {
+export class TypeOrmStore extends OrmStore<EntityManager> {
   constructor(options: TypeOrmStoreOptions) {
     const { dataSource, ...rest } = options ?? ({} as TypeOrmStoreOptions);
     if (!isDataSource(dataSource)) {

@@ -57,7 +57,8 @@ export interface Connection extends Executor {
 }
 
 export interface Driver extends Executor {
-  readonly kind: 'mysql2' | 'mariadb';
+  /** The pool's driver, or `orm`: statements through an ORM's raw query (oncely/kysely, … on MySQL). */
+  readonly kind: 'mysql2' | 'mariadb' | 'orm';
   /** The caller's pool, as given. */
   readonly pool: MySqlPool;
   connect(): Promise<Connection>;
@@ -84,8 +85,21 @@ const MARIADB_QUERY = {
 
 const isFunction = (value: unknown): boolean => typeof value === 'function';
 
+// Marks the stand-in `poolFor` makes: a module-local symbol, so nothing outside oncely can make one.
+const MADE = Symbol('oncely.mysql.driver');
+
+/**
+ * A pool-shaped stand-in for a driver oncely made itself (an ORM's raw queries, src/orm): `driverOf` gives the
+ * driver back, so a `MySqlStore` runs its statements through it. Not public API.
+ */
+export function poolFor(driver: Driver): MySqlPool {
+  return { [MADE]: driver } as unknown as MySqlPool;
+}
+
 /** The driver behind `pool`, or an `InvalidOptionsError` saying what was expected. */
 export function driverOf(pool: unknown, what = 'MySqlStore'): Driver {
+  const made = (pool as { [MADE]?: Driver } | null)?.[MADE];
+  if (made !== undefined) return made;
   const shape = pool as Record<string, unknown> | null;
   if (
     shape === null ||
@@ -221,7 +235,7 @@ function listen(events: NodeJS.EventEmitter, listener: (error?: unknown) => void
  * an array of its result sets followed by the OK packet of the CALL itself; the store's procedures return one
  * result set, which is what counts.
  */
-function answerOf(result: unknown): Answer {
+export function answerOf(result: unknown): Answer {
   if (Array.isArray(result)) {
     const rows = result.length > 0 && Array.isArray(result[0]) ? result[0] : result;
     return { rows: rows as Row[], affectedRows: 0 };

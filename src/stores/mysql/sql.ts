@@ -115,6 +115,33 @@ export function valuesOf(statement: Statement, values: Readonly<Record<string, S
   });
 }
 
+/**
+ * A statement with its `?` placeholders replaced by its values as literals, for ORMs whose raw query is a text of
+ * its own: bytes and text as hex literals (`X'…'`, text with a `_utf8mb4` introducer), which read the same under
+ * every `sql_mode` (`NO_BACKSLASH_ESCAPES`, `ANSI_QUOTES`) and leave no `?` or quote in the text for an ORM's own
+ * placeholder handling to trip on. Only for oncely's statements: a `?` inside a quoted string or name is skipped.
+ */
+export function inlineValues(sql: string, values: readonly SqlValue[]): string {
+  let next = 0;
+  const text = sql.replace(/'(?:[^'\\]|\\.|'')*'|`(?:[^`]|``)*`|\?/g, (match) => {
+    if (match !== '?') return match;
+    if (next >= values.length) throw new RangeError(`no value for placeholder ${next + 1}`);
+    return literalOf(values[next++] as SqlValue);
+  });
+  if (next !== values.length) throw new RangeError(`${values.length} values for ${next} placeholders`);
+  return text;
+}
+
+function literalOf(value: SqlValue): string {
+  if (value === null) return 'NULL';
+  if (typeof value === 'number') {
+    if (!Number.isFinite(value)) throw new RangeError(`not a finite number: ${value}`);
+    return String(value);
+  }
+  if (typeof value === 'string') return `_utf8mb4 X'${Buffer.from(value, 'utf8').toString('hex')}'`;
+  return `X'${Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString('hex')}'`;
+}
+
 export function statementsFor(table: string): Statements {
   const routines = routinesOf(table);
   return {

@@ -3,11 +3,11 @@
  * a schema of its own, the store built on it as its docs page shows, and the few business operations the suite
  * needs, each written with the ORM's own API (never raw pg), so the suite proves what a user of that ORM gets.
  */
-import type { OrmPostgresStore } from '../../../src/orm/store.js';
+import type { OrmStore } from '../../../src/orm/orm-store.js';
 
 export interface OrmWorld<Handle> {
   /** The store under test, on the fixture's ORM object. */
-  readonly store: OrmPostgresStore<Handle>;
+  readonly store: OrmStore<Handle>;
   /** `"schema".orm_payments (id text primary key, cents integer not null)`, made by the fixture. */
   readonly schema: string;
   /** The ORM's database object itself (Kysely instance, PrismaClient, Drizzle db, …): never inside a transaction. */
