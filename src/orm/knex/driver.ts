@@ -1,13 +1,14 @@
 /**
- * @module oncely's SQL driver on a Knex instance (the `pg` client): statements in autocommit on its pool, and
- * transactions opened through Knex's own `knex.transaction(fn, { isolationLevel })`, which commits when `fn`
- * resolves and rolls back when it rejects. Knex has no transaction clock of its own, so the timeout is the lease's
- * alone.
+ * @module oncely's SQL driver on a Knex instance (the `pg` client, or `mysql2` for MySQL / MariaDB): statements in
+ * autocommit on its pool, and transactions opened through Knex's own `knex.transaction(fn, { isolationLevel })`,
+ * which commits when `fn` resolves and rolls back when it rejects. Knex has no transaction clock of its own, so the
+ * timeout is the lease's alone.
  */
 import type { Knex } from 'knex';
 import { InvalidOptionsError } from '../../core/errors.js';
-import type { RawRow, SqlDriver } from '../driver.js';
+import type { OrmDriver, RawRow } from '../driver.js';
 import { knexTransactions, runBatch } from './handle.js';
+import { isMySqlKnex, knexMySqlTransactions, queryMySql } from './mysql.js';
 
 /**
  * What the `pg` client's connection tells of its transaction: the status of the server's last ReadyForQuery (since
@@ -18,8 +19,8 @@ interface TransactionStatus {
   readonly readyForQuery?: unknown;
 }
 
-/** The driver of a `KnexStore`: `knex` must be the Knex instance itself (the `pg` client), not a transaction. */
-export function knexDriver(knex: Knex): SqlDriver<Knex.Transaction> {
+/** The driver of a `KnexStore`: `knex` must be the Knex instance itself, not a transaction. */
+export function knexDriver(knex: Knex): OrmDriver<Knex.Transaction> {
   if (!knexTransactions.is(knex as unknown)) throw new InvalidOptionsError('knex: pass your Knex instance');
   if (knex.isTransaction === true) {
     // Its `transaction()` would open a savepoint, which oncely would take for a transaction of its own.
@@ -27,11 +28,21 @@ export function knexDriver(knex: Knex): SqlDriver<Knex.Transaction> {
       'knex: this is a transaction; pass the Knex instance, and store.join(trx) to join a transaction',
     );
   }
-  // oncely's statements are PostgreSQL's, and its batches need the `pg` client's one result per statement.
+  if (isMySqlKnex(knex)) {
+    return {
+      dialect: 'mysql',
+      kind: knexMySqlTransactions,
+      // On whichever pooled connection Knex gives it: it commits on its own.
+      query: (statement) => queryMySql(knex, statement),
+      transaction: (work, options) =>
+        knex.transaction(work, options.isolation === undefined ? {} : { isolationLevel: options.isolation }),
+    };
+  }
+  // oncely's PostgreSQL statements go in batches, which need the `pg` client's one result per statement.
   const { dialect } = knex.client as { dialect?: unknown };
   if (dialect !== 'postgresql') {
     throw new InvalidOptionsError(
-      `knex: the client's dialect is ${String(dialect)}; oncely needs the pg client`,
+      `knex: the client's dialect is ${String(dialect)}; oncely needs the pg client (PostgreSQL) or mysql2 (MySQL)`,
     );
   }
   return {

@@ -68,7 +68,7 @@ export interface Driver extends Executor {
 
 // Per-statement options that pin how results come back, whatever the caller's pool was configured with: objects
 // keyed by column (never arrays or nested tables), big integers exactly (as strings or BigInt; rows.ts converts).
-const MYSQL2_QUERY = {
+export const MYSQL2_QUERY = {
   rowsAsArray: false,
   nestTables: false,
   supportBigNumbers: true,
