@@ -7,22 +7,11 @@
 /// <reference types="node" preserve="true" />
 import { InvalidOptionsError } from '../../core/errors.js';
 import { knownOptions, wholeNumber } from '../../core/validate.js';
-import { outboxStatements } from './sql.js';
-import { outboxTable, type Queryable, type SchemaOptions } from './table.js';
+import type { DeadLetter } from './backend.js';
+import { backendOf, type OutboxDatabase } from './dialect.js';
+import type { SchemaOptions } from './table.js';
 
-/** A message the relay gave up on after `maxAttempts`, kept with its last error until replayed or discarded. */
-export interface DeadLetter {
-  readonly id: string;
-  readonly topic: string;
-  readonly key: string | null;
-  readonly payload: Buffer;
-  readonly contentType: string;
-  readonly headers: Record<string, string>;
-  readonly attempts: number;
-  readonly createdAt: Date;
-  readonly deadAt: Date;
-  readonly lastError: string | null;
-}
+export type { DeadLetter } from './backend.js';
 
 export interface ListDeadLettersOptions extends SchemaOptions {
   /** Only this topic. */
@@ -33,39 +22,17 @@ export interface ListDeadLettersOptions extends SchemaOptions {
   readonly limit?: number;
 }
 
-/** Dead letters in id order, one page at a time. */
+/** Dead letters in id order, one page at a time, from a `pg` pool or client or a MySQL pool. */
 export async function listDeadLetters(
-  db: Queryable,
+  db: OutboxDatabase,
   options: ListDeadLettersOptions = {},
 ): Promise<DeadLetter[]> {
   knownOptions('listDeadLetters', options, ['schema', 'topic', 'after', 'limit']);
-  const sql = outboxStatements(outboxTable(options.schema));
   const limit = wholeNumber('limit', options.limit, 100, { min: 1, max: 10_000 });
   const after = checkId('after', options.after ?? '0');
-  const { rows } = await db.query<{
-    id: string;
-    topic: string;
-    key: string | null;
-    payload: Buffer;
-    content_type: string;
-    headers: Record<string, string>;
-    attempts: number;
-    created_at: Date;
-    dead_at: Date;
-    last_error: string | null;
-  }>(sql.listDeadLetters, [after, options.topic ?? null, limit]);
-  return rows.map((row) => ({
-    id: row.id,
-    topic: row.topic,
-    key: row.key,
-    payload: row.payload,
-    contentType: row.content_type,
-    headers: row.headers,
-    attempts: row.attempts,
-    createdAt: row.created_at,
-    deadAt: row.dead_at,
-    lastError: row.last_error,
-  }));
+  if (options.topic !== undefined && typeof options.topic !== 'string')
+    throw new InvalidOptionsError('topic must be a string');
+  return backendOf(db, options.schema).listDeadLetters(after, options.topic ?? null, limit);
 }
 
 /** Which dead letters to act on: some ids, or all of them (optionally one topic's). */
@@ -74,45 +41,44 @@ export type DeadLetterSelection =
   | { readonly all: true; readonly topic?: string };
 
 /**
- * Puts dead letters back in line with a fresh attempt count. Each gets a new transaction id, so it queues
- * behind its key's pending messages (it does not overtake one in flight); relays are woken by a NOTIFY.
- * Resolves with the number of rows replayed.
+ * Puts dead letters back in line with a fresh attempt count. Each gets a new place in its key's order, taken under
+ * the key's lock as a writer's, so it queues behind its key's pending messages (it does not overtake one in flight).
+ * On PostgreSQL relays are woken by a NOTIFY; on MySQL they find the rows at their next poll. Resolves with the
+ * number of rows replayed.
  */
 export async function replayDeadLetters(
-  db: Queryable,
+  db: OutboxDatabase,
   selection: DeadLetterSelection,
   options: SchemaOptions = {},
 ): Promise<number> {
-  const sql = outboxStatements(outboxTable(options.schema));
-  const result = await db.query<{ count: number }>(sql.replayDeadLetters, selectionFilter(selection));
-  return Number(result.rows[0]?.count ?? 0);
+  const filter = selectionFilter(selection);
+  return backendOf(db, options.schema).replayDeadLetters(filter);
 }
 
 /** Deletes dead letters for good. Resolves with the number of rows removed. */
 export async function discardDeadLetters(
-  db: Queryable,
+  db: OutboxDatabase,
   selection: DeadLetterSelection,
   options: SchemaOptions = {},
 ): Promise<number> {
-  const sql = outboxStatements(outboxTable(options.schema));
-  const result = await db.query(sql.discardDeadLetters, selectionFilter(selection));
-  return result.rowCount ?? 0;
+  const filter = selectionFilter(selection);
+  return backendOf(db, options.schema).discardDeadLetters(filter);
 }
 
-/** The two parameters both selecting statements take: $1 ids (NULL: all), $2 topic (NULL: any). */
-function selectionFilter(selection: DeadLetterSelection): [string[] | null, string | null] {
+/** Both selecting operations' filter: ids (null: all) and topic (null: any). */
+function selectionFilter(selection: DeadLetterSelection): { ids: string[] | null; topic: string | null } {
   if (selection === null || typeof selection !== 'object') {
     throw new InvalidOptionsError('pass { ids: [...] } or { all: true } to select dead letters');
   }
   if ('ids' in selection) {
     if (!Array.isArray(selection.ids)) throw new InvalidOptionsError('ids must be an array of outbox ids');
-    return [selection.ids.map((id) => checkId('ids', id)), null];
+    return { ids: selection.ids.map((id) => checkId('ids', id)), topic: null };
   }
   if (selection.all !== true)
     throw new InvalidOptionsError('pass { ids: [...] } or { all: true } to select dead letters');
   if (selection.topic !== undefined && typeof selection.topic !== 'string')
     throw new InvalidOptionsError('topic must be a string');
-  return [null, selection.topic ?? null];
+  return { ids: null, topic: selection.topic ?? null };
 }
 
 function checkId(name: string, id: unknown): string {

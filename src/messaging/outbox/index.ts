@@ -1,7 +1,8 @@
 /**
- * @module `oncely/outbox`: the transactional outbox on PostgreSQL. Write events with `outbox.add(client, event)`
- * inside your transaction; run one or more `OutboxRelay`s to publish them through a `Publisher` (`oncely/nats`,
- * `oncely/rabbitmq`, `oncely/redis-streams`, or your own). Needs `pg`.
+ * @module `oncely/outbox`: the transactional outbox on PostgreSQL and on MySQL / MariaDB. Write events with
+ * `outbox.add(client, event)` inside your transaction; run one or more `OutboxRelay`s to publish them through a
+ * `Publisher` (`oncely/nats`, `oncely/rabbitmq`, `oncely/redis-streams`, or your own). Needs `pg`, or `mysql2` or
+ * `mariadb`: the client or pool you pass chooses the dialect.
  */
 export type {
   OutboxInstrumentation,
@@ -19,6 +20,7 @@ export {
   listDeadLetters,
   replayDeadLetters,
 } from './dead-letters.js';
+export type { MySqlPoolLike, OutboxDatabase } from './dialect.js';
 export {
   type OutboxStats,
   outboxStats,
@@ -26,6 +28,8 @@ export {
   purgePublished,
 } from './maintenance.js';
 export { type MigrationTarget, migrate } from './migrate.js';
+export type { MySqlConnectionLike } from './mysql/connection.js';
+export { mysqlOutboxDdl } from './mysql/migrate.js';
 export { PublishTimeoutError } from './publish-batch.js';
 export { type CycleResult, OutboxRelay } from './relay.js';
 export type { RelayEvent } from './relay-events.js';

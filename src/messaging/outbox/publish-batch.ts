@@ -4,7 +4,7 @@
  */
 import type { PublishOutcome, RelayProbe } from '../instrumentation.js';
 import type { OutboxMessage, Publisher } from '../publisher.js';
-import type { ClaimedRow } from './sql.js';
+import type { ClaimedRow } from './backend.js';
 
 /** What became of one claimed row. `unsent`: never handed over (shutdown, or the lease too close to its end). */
 export type RowOutcome = PublishOutcome;

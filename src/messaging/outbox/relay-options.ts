@@ -7,14 +7,19 @@ import { InvalidOptionsError } from '../../core/errors.js';
 import { knownOptions, wholeNumber } from '../../core/validate.js';
 import { checkHook, type RelayInstrumentation } from '../instrumentation.js';
 import type { Publisher } from '../publisher.js';
+import type { OutboxBackend } from './backend.js';
 import { type Backoff, type BackoffOptions, resolveBackoff } from './backoff.js';
+import { backendOf, isMySqlPool, type MySqlPoolLike } from './dialect.js';
 import type { RelayEvent } from './relay-events.js';
 import { type OutboxTable, outboxTable, type SchemaOptions } from './table.js';
 import { type TopicsOptions, topicList } from './topics.js';
 
 export interface OutboxRelayOptions extends SchemaOptions, TopicsOptions {
-  /** The caller's `pg` pool: one connection per statement, plus one held for LISTEN when `listen` is on. */
-  readonly pool: Pool;
+  /**
+   * The caller's pool: a `pg` `Pool` (one connection per statement, plus one held for LISTEN when `listen` is on),
+   * or a `mysql2/promise` or `mariadb` pool (MySQL / MariaDB: one connection per statement or short transaction).
+   */
+  readonly pool: Pool | MySqlPoolLike;
   /** Where messages go (`NatsPublisher`, `RabbitMqPublisher`, `RedisStreamsPublisher`, or your own). */
   readonly publisher: Publisher;
   /** Rows claimed per cycle. Default 500. */
@@ -31,9 +36,15 @@ export interface OutboxRelayOptions extends SchemaOptions, TopicsOptions {
   readonly backoff?: BackoffOptions;
   /** Shortest idle poll interval; it doubles while there is nothing to do. Default 25 ms. */
   readonly minPollMs?: number;
-  /** Longest idle poll interval: the delivery delay when no NOTIFY arrives. Default 1,000 ms. */
+  /**
+   * Longest idle poll interval: the delivery delay when no NOTIFY arrives (on MySQL, which has no NOTIFY, the
+   * delivery delay of an idle relay). Default 1,000 ms.
+   */
   readonly maxPollMs?: number;
-  /** LISTEN for the writers' NOTIFY hints (turn off behind transaction-mode poolers). Default true. */
+  /**
+   * LISTEN for the writers' NOTIFY hints (turn off behind transaction-mode poolers). Default true on PostgreSQL;
+   * MySQL has no LISTEN/NOTIFY, so there the relay only polls and `listen: true` is refused.
+   */
   readonly listen?: boolean;
   /** Keep published rows this long (then purge them in batches); 0 deletes them as they are published. Default 0. */
   readonly keepPublishedMs?: number;
@@ -78,7 +89,10 @@ export interface RelaySettings {
   readonly table: OutboxTable;
   /** Undefined: every topic. */
   readonly topics: readonly string[] | undefined;
-  readonly pool: Pool;
+  /** The pool's dialect, bound to the schema and topics: what the relay claims, settles and purges through. */
+  readonly backend: OutboxBackend;
+  /** The pool, when it is a `pg` one: the waker's LISTEN connection comes from it. */
+  readonly pgPool: Pool | undefined;
   readonly publisher: Publisher;
   readonly batchSize: number;
   readonly leaseMs: number;
@@ -102,8 +116,9 @@ export function resolveRelayOptions(options: OutboxRelayOptions): RelaySettings 
     throw new InvalidOptionsError('OutboxRelay: options are required');
   knownOptions('OutboxRelay', options, KNOWN);
   const { pool, publisher } = options;
-  if (pool === null || typeof pool !== 'object' || typeof pool.connect !== 'function') {
-    throw new InvalidOptionsError('OutboxRelay: pool must be a pg Pool');
+  const mysql = isMySqlPool(pool);
+  if (!mysql && (pool === null || typeof pool !== 'object' || typeof pool.connect !== 'function')) {
+    throw new InvalidOptionsError('OutboxRelay: pool must be a pg Pool, or a mysql2/promise or mariadb pool');
   }
   if (publisher === null || typeof publisher !== 'object' || typeof publisher.publish !== 'function') {
     throw new InvalidOptionsError('OutboxRelay: publisher must have a publish(message, signal) method');
@@ -129,16 +144,23 @@ export function resolveRelayOptions(options: OutboxRelayOptions): RelaySettings 
       throw new InvalidOptionsError(`${flag} must be a boolean`);
     }
   }
+  if (mysql && options.listen === true) {
+    throw new InvalidOptionsError(
+      'OutboxRelay: MySQL has no LISTEN/NOTIFY; leave listen out (the relay polls, every minPollMs to maxPollMs)',
+    );
+  }
   if (options.idPrefix !== undefined && typeof options.idPrefix !== 'string') {
     throw new InvalidOptionsError('idPrefix must be a string');
   }
   if (options.onEvent !== undefined && typeof options.onEvent !== 'function') {
     throw new InvalidOptionsError('onEvent must be a function');
   }
+  const topics = topicList('OutboxRelay', options.topics);
   return {
     table: outboxTable(options.schema),
-    topics: topicList('OutboxRelay', options.topics),
-    pool,
+    topics,
+    backend: backendOf(pool, options.schema, topics),
+    pgPool: mysql ? undefined : (pool as Pool),
     publisher,
     batchSize: wholeNumber('batchSize', options.batchSize, 500, { min: 1, max: 10_000 }),
     leaseMs,
@@ -148,7 +170,7 @@ export function resolveRelayOptions(options: OutboxRelayOptions): RelaySettings 
     backoff: resolveBackoff(options.backoff),
     minPollMs,
     maxPollMs: wholeNumber('maxPollMs', options.maxPollMs, Math.max(1_000, minPollMs), { min: minPollMs }),
-    listen: options.listen ?? true,
+    listen: !mysql && (options.listen ?? true),
     keepPublishedMs: wholeNumber('keepPublishedMs', options.keepPublishedMs, 0),
     purgeIntervalMs: wholeNumber('purgeIntervalMs', options.purgeIntervalMs, 1_000, { min: 1 }),
     purgeBatchSize: wholeNumber('purgeBatchSize', options.purgeBatchSize, 1_000, { min: 1, max: 100_000 }),

@@ -8,12 +8,12 @@ import { InvalidOptionsError } from '../../core/errors.js';
 import { wholeNumber } from '../../core/validate.js';
 import type { RelayProbe } from '../instrumentation.js';
 import { pause } from '../pause.js';
+import type { ClaimedRow, OutboxBackend } from './backend.js';
 import { backoffDelayMs, retryHorizonMs } from './backoff.js';
-import { purgePublished } from './maintenance.js';
+import { purgeBatches } from './maintenance.js';
 import { publishBatch, type RowOutcome } from './publish-batch.js';
 import type { RelayEvent } from './relay-events.js';
 import { type OutboxRelayOptions, type RelaySettings, resolveRelayOptions } from './relay-options.js';
-import { type ClaimedRow, type OutboxStatements, outboxStatements } from './sql.js';
 import { Waker } from './waker.js';
 
 /** What one claim–publish–settle cycle did. */
@@ -29,9 +29,10 @@ const SETTLE_RETRY_DELAYS_MS = [100, 400, 1_600];
 const PURGE_BATCHES_PER_PASS = 20;
 
 /**
- * Publishes outbox rows: claims a batch in one short statement (`FOR UPDATE SKIP LOCKED`, a lease), publishes it
- * outside any transaction, then marks it published. Run one or several per database; see docs/messaging/relay.md
- * for the ordering, retry and dead-letter guarantees and how each is tested.
+ * Publishes outbox rows: claims a batch in one short transaction (`FOR UPDATE SKIP LOCKED`, a lease), publishes it
+ * outside any transaction, then marks it published. Run one or several per database, on a `pg` pool or a MySQL /
+ * MariaDB pool (`mysql2/promise` or `mariadb`: the pool's kind chooses the SQL); see docs/messaging/relay.md for the
+ * ordering, retry and dead-letter guarantees and how each is tested.
  *
  * @example
  * const relay = new OutboxRelay({ pool, publisher: new NatsPublisher({ jetstream: jetstream(nc) }) });
@@ -40,7 +41,7 @@ const PURGE_BATCHES_PER_PASS = 20;
  */
 export class OutboxRelay {
   readonly #settings: RelaySettings;
-  readonly #sql: OutboxStatements;
+  readonly #backend: OutboxBackend;
   readonly #waker: Waker;
   readonly #stop = new AbortController();
   #loop: Promise<void> | undefined;
@@ -53,9 +54,13 @@ export class OutboxRelay {
   constructor(options: OutboxRelayOptions) {
     this.#settings = resolveRelayOptions(options);
     this.#probe = this.#settings.instrumentation?.relay?.(this.#settings.publisher.name);
-    this.#sql = outboxStatements(this.#settings.table);
-    this.#waker = new Waker(this.#settings.pool, this.#settings.table.name, this.#settings.listen, (error) =>
-      this.#emit({ type: 'error', operation: 'listen', error }),
+    this.#backend = this.#settings.backend;
+    // MySQL has no NOTIFY: without a pg pool the waker only sleeps, and polling alone delivers.
+    this.#waker = new Waker(
+      this.#settings.pgPool,
+      this.#settings.table.name,
+      this.#settings.listen,
+      (error) => this.#emit({ type: 'error', operation: 'listen', error }),
     );
   }
 
@@ -104,13 +109,10 @@ export class OutboxRelay {
   }
 
   async #cycle(): Promise<CycleResult> {
-    const { pool, batchSize, leaseMs, publishTimeoutMs, topics } = this.#settings;
+    const { batchSize, leaseMs, publishTimeoutMs } = this.#settings;
     const token = randomUUID();
     const claimedAt = Date.now();
-    const { rows } =
-      topics === undefined
-        ? await pool.query<ClaimedRow>(this.#sql.claim, [batchSize, leaseMs, token])
-        : await pool.query<ClaimedRow>(this.#sql.claimTopics, [batchSize, leaseMs, token, topics]);
+    const rows = await this.#backend.claim(batchSize, leaseMs, token);
     if (rows.length === 0) return { claimed: 0, published: 0, failed: 0, returned: 0 };
     const batch = new AbortController();
     this.#batch = batch;
@@ -178,18 +180,17 @@ export class OutboxRelay {
       else unsent.push(row.id);
     });
     if (published.length > 0) {
-      const sql = keepPublishedMs > 0 ? this.#sql.markPublished : this.#sql.deletePublished;
-      const marked = await this.#write(sql, [published.map((r) => r.id), token]);
-      if (marked.rowCount < published.length)
-        this.#emit({ type: 'fenced', count: published.length - marked.rowCount });
+      const ids = published.map((r) => r.id);
+      const marked = await this.#write(() => this.#backend.published(ids, token, keepPublishedMs > 0));
+      if (marked < published.length) this.#emit({ type: 'fenced', count: published.length - marked });
       const now = Date.now();
       const maxAgeMs = Math.max(...published.map((r) => now - r.created_at.getTime()));
-      this.#emit({ type: 'published', count: marked.rowCount, maxAgeMs });
+      this.#emit({ type: 'published', count: marked, maxAgeMs });
     }
     if (failed.length > 0) await this.#fail(failed, published.length > 0, token, maxAttempts, backoff);
     if (unsent.length > 0) {
-      const returned = await this.#write(this.#sql.giveBack, [unsent, token]);
-      this.#emit({ type: 'returned', count: returned.rowCount });
+      const returned = await this.#write(() => this.#backend.giveBack(unsent, token));
+      this.#emit({ type: 'returned', count: returned });
     }
     return {
       claimed: rows.length,
@@ -209,15 +210,17 @@ export class OutboxRelay {
     const delays = failed.map(({ row }) => backoffDelayMs(row.attempts, backoff));
     const errors = failed.map(({ error }) => describe(error));
     this.#lastError = failed[0]?.error;
-    const result = await this.#write<{ id: string; state: number; attempts: number }>(this.#sql.fail, [
-      failed.map(({ row }) => row.id),
-      delays,
-      errors,
-      brokerUp,
-      maxAttempts,
-      token,
-    ]);
-    const settled = new Map(result.rows.map((row) => [row.id, row]));
+    const rows = await this.#write(() =>
+      this.#backend.fail({
+        ids: failed.map(({ row }) => row.id),
+        delays,
+        errors,
+        brokerUp,
+        maxAttempts,
+        token,
+      }),
+    );
+    const settled = new Map(rows.map((row) => [row.id, row]));
     failed.forEach(({ row, error }, index) => {
       const after = settled.get(row.id);
       if (after === undefined) return;
@@ -235,14 +238,10 @@ export class OutboxRelay {
     if (settled.size < failed.length) this.#emit({ type: 'fenced', count: failed.length - settled.size });
   }
 
-  async #write<R extends object = object>(
-    sql: string,
-    values: unknown[],
-  ): Promise<{ rowCount: number; rows: R[] }> {
+  async #write<R>(settle: () => Promise<R>): Promise<R> {
     for (let retry = 0; ; retry++) {
       try {
-        const result = await this.#settings.pool.query<R & Record<string, unknown>>(sql, values);
-        return { rowCount: result.rowCount ?? 0, rows: result.rows };
+        return await settle();
       } catch (error) {
         const delay = SETTLE_RETRY_DELAYS_MS[retry];
         if (delay === undefined) throw error;
@@ -253,18 +252,18 @@ export class OutboxRelay {
   }
 
   async #purgeIfDue(): Promise<void> {
-    const { keepPublishedMs, purgeIntervalMs, purgeBatchSize, pool, table, topics } = this.#settings;
-    if (keepPublishedMs === 0 || Date.now() < this.#nextPurgeAt) return;
+    const { keepPublishedMs, purgeIntervalMs, purgeBatchSize } = this.#settings;
+    const backend = this.#backend;
+    if ((keepPublishedMs === 0 && backend.purgeIdle === undefined) || Date.now() < this.#nextPurgeAt) return;
     this.#nextPurgeAt = Date.now() + purgeIntervalMs;
     try {
-      const count = await purgePublished(pool, {
-        schema: table.schema,
-        olderThanMs: keepPublishedMs,
-        batchSize: purgeBatchSize,
-        maxBatches: PURGE_BATCHES_PER_PASS,
-        ...(topics === undefined ? {} : { topics }),
-      });
-      if (count > 0) this.#emit({ type: 'purged', count });
+      if (keepPublishedMs > 0) {
+        const purge = backend.purgePublished.bind(backend);
+        const count = await purgeBatches(purge, keepPublishedMs, purgeBatchSize, PURGE_BATCHES_PER_PASS);
+        if (count > 0) this.#emit({ type: 'purged', count });
+      }
+      // Bookkeeping rows, not events (MySQL's idle key rows): not counted as purged.
+      await backend.purgeIdle?.(purgeBatchSize);
     } catch (error) {
       this.#emit({ type: 'error', operation: 'purge', error });
     }

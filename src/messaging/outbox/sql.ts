@@ -1,6 +1,6 @@
 /**
- * @module The outbox's SQL: the statements of ./sql (embedded at build time) rendered for one schema and table,
- * for the relay and the writer, and the row a claim returns.
+ * @module The PostgreSQL outbox's SQL: the statements of ./sql (embedded at build time) rendered for one schema and
+ * table, for the relay and the writer (MySQL's are in ./mysql/statements.ts, from ./sql/mysql).
  */
 // This file's declarations use Node's types (Buffer): the directive, kept in its .d.ts, loads @types/node for
 // users whose tsconfig does not list it (TypeScript 6+ includes no @types by default). See docs/install.md.
@@ -21,17 +21,7 @@ import replayDeadLettersSql from './sql/replay-dead-letters.sql.generated.js';
 import statsSql from './sql/stats.sql.generated.js';
 import { NOTIFY_CHANNEL, type OutboxTable } from './table.js';
 
-/** A claimed row as the relay reads it (the columns claim.sql returns). */
-export interface ClaimedRow {
-  readonly id: string;
-  readonly topic: string;
-  readonly key: string | null;
-  readonly payload: Buffer;
-  readonly content_type: string;
-  readonly headers: Record<string, string>;
-  readonly attempts: number;
-  readonly created_at: Date;
-}
+export type { ClaimedRow } from './backend.js';
 
 /** Every outbox statement of one table, rendered. Parameters and results: the header of each file in ./sql. */
 export interface OutboxStatements {

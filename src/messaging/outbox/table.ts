@@ -15,7 +15,10 @@ export interface Queryable {
 
 /** Where the outbox lives. Every outbox function takes the same `schema` option. */
 export interface SchemaOptions {
-  /** PostgreSQL schema holding `oncely_outbox`. Default `public`. */
+  /**
+   * PostgreSQL schema holding `oncely_outbox`. Default `public`. On MySQL / MariaDB, the database holding
+   * `oncely_outbox` and `oncely_outbox_keys` (MySQL's schemas are its databases); default the connection's own.
+   */
   readonly schema?: string;
 }
 

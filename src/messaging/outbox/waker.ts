@@ -1,6 +1,7 @@
 /**
- * @module How an idle relay waits: a poll sleep cut short by a NOTIFY for its table on one held LISTEN connection.
- * The notice is only a hint; the polling is what delivers.
+ * @module How an idle relay waits: a poll sleep cut short by a NOTIFY for its table on one held LISTEN connection
+ * (PostgreSQL), or a plain poll sleep (MySQL, which has no NOTIFY). The notice is only a hint; the polling is what
+ * delivers.
  */
 import type { Notification, Pool, PoolClient } from 'pg';
 import { NOTIFY_CHANNEL } from './table.js';
@@ -14,7 +15,7 @@ const RELISTEN_DELAY_MS = 1_000;
  * caller's pool and held until `stop()`; if it breaks, the waker keeps polling and listens again later.
  */
 export class Waker {
-  readonly #pool: Pool;
+  readonly #pool: Pool | undefined;
   readonly #table: string;
   readonly #listen: boolean;
   readonly #onError: (error: unknown) => void;
@@ -29,10 +30,11 @@ export class Waker {
   #wakeUp: (() => void) | undefined;
   #stopped = false;
 
-  constructor(pool: Pool, table: string, listen: boolean, onError: (error: unknown) => void) {
+  /** `pool` undefined (a MySQL relay): nothing to listen on; the waker only sleeps and takes `wake()`. */
+  constructor(pool: Pool | undefined, table: string, listen: boolean, onError: (error: unknown) => void) {
     this.#pool = pool;
     this.#table = table;
-    this.#listen = listen;
+    this.#listen = listen && pool !== undefined;
     this.#onError = onError;
   }
 
@@ -106,7 +108,7 @@ export class Waker {
   async #connect(): Promise<void> {
     let client: PoolClient | undefined;
     try {
-      client = await this.#pool.connect();
+      client = await this.#pool!.connect();
       client.on('notification', this.#onNotification);
       client.on('error', this.#onClientError);
       await client.query(`LISTEN ${NOTIFY_CHANNEL}`);

@@ -1,7 +1,7 @@
 /**
  * @module `Outbox.add` (and the default `outbox`): an event written into the outbox table inside the caller's own
- * transaction, through a `pg` client or any ORM's transaction object, so it exists exactly when the business writes
- * commit.
+ * transaction, through a `pg` client, any ORM's transaction object, or a MySQL / MariaDB connection, so it exists
+ * exactly when the business writes commit.
  */
 import { InvalidOptionsError } from '../../core/errors.js';
 import { knownOptions } from '../../core/validate.js';
@@ -9,6 +9,9 @@ import { handleKindOf } from '../../orm/handles.js';
 import { runStatements } from '../../orm/source.js';
 import { inlineParameters, type SqlValue } from '../../stores/postgres/sql.js';
 import { checkHook, type OutboxInstrumentation } from '../instrumentation.js';
+import { userConnectionOf } from './mysql/connection.js';
+import { type MySqlOutboxTables, mysqlOutboxTables } from './mysql/table.js';
+import { addMySql } from './mysql/writer.js';
 import { type WriterStatements, writerStatements } from './sql.js';
 import { type OutboxTable, outboxTable, type Queryable, type SchemaOptions } from './table.js';
 
@@ -36,7 +39,8 @@ export interface OutboxEvent {
 export interface OutboxOptions extends SchemaOptions {
   /**
    * Send a NOTIFY with each write so idle relays wake at once. Only a hint (relays poll anyway): NOTIFY takes a
-   * cluster-wide lock at commit, so at thousands of commits per second turn it off. Default true.
+   * cluster-wide lock at commit, so at thousands of commits per second turn it off. Default true. PostgreSQL only:
+   * MySQL has no NOTIFY, and events written through a MySQL connection wake no relay (they poll).
    */
   readonly notify?: boolean;
   /**
@@ -54,7 +58,9 @@ const encoder = new TextEncoder();
 
 /**
  * Writes events into `oncely_outbox` inside the caller's transaction, so they exist exactly when the business
- * writes committed. A relay (`OutboxRelay`) publishes them afterwards.
+ * writes committed. A relay (`OutboxRelay`) publishes them afterwards. The connection's kind chooses the dialect: a
+ * `pg` client or an ORM's transaction (PostgreSQL), or a `mysql2/promise` or `mariadb` connection (MySQL / MariaDB;
+ * the table then lives in the connection's database, or in database `schema` when given).
  *
  * @example
  * const client = await pool.connect();
@@ -65,6 +71,8 @@ const encoder = new TextEncoder();
  */
 export class Outbox {
   readonly table: OutboxTable;
+  /** The tables on MySQL, where a `schema` left out means the connection's own database. */
+  readonly #mysqlTables: MySqlOutboxTables;
   readonly #notify: boolean;
   readonly #traceContext: OutboxOptions['traceContext'];
   readonly #sql: WriterStatements;
@@ -72,6 +80,7 @@ export class Outbox {
   constructor(options: OutboxOptions = {}) {
     knownOptions('Outbox', options, OPTIONS);
     this.table = outboxTable(options.schema);
+    this.#mysqlTables = mysqlOutboxTables(options.schema);
     if (options.notify !== undefined && typeof options.notify !== 'boolean') {
       throw new InvalidOptionsError('notify must be a boolean');
     }
@@ -89,22 +98,34 @@ export class Outbox {
   }
 
   /**
-   * Inserts one event in the caller's open transaction: a `pg` client inside `BEGIN`, or an ORM's transaction
+   * Inserts one event in the caller's open transaction: a `pg` client inside `BEGIN`, an ORM's transaction
    * object (a Kysely `Transaction`, a Drizzle `tx`, a Prisma transaction client, a TypeORM or MikroORM
-   * `EntityManager` in a transaction, a Knex `trx`, a postgres.js `sql` of `sql.begin`). Resolves with the outbox id.
+   * `EntityManager` in a transaction, a Knex `trx`, a postgres.js `sql` of `sql.begin`), or a `mysql2/promise` or
+   * `mariadb` connection inside a transaction (one outside any is refused with `InvalidOptionsError` before anything
+   * is written). Resolves with the outbox id.
    */
   async add(client: Queryable | OrmTransaction, event: OutboxEvent): Promise<string> {
     const row = this.#row(event);
+    const mysql = mysqlConnectionOf(client, 'add');
+    if (mysql !== undefined) {
+      const [id] = await addMySql(mysql, this.#mysqlTables, [row], 'add');
+      return id!;
+    }
     const values = [row.topic, row.key, row.payload, row.contentType, row.headers];
     const [found] = await this.#insert(client, this.#sql.insertOne, values, 'add');
     return String(found!.id);
   }
 
-  /** Inserts several events in one statement, in order. Resolves with their ids, in the same order. */
+  /**
+   * Inserts several events, in order: one statement on PostgreSQL; on MySQL one lock per distinct key, then one
+   * insert per event (MySQL returns one insert id per statement). Resolves with their ids, in the same order.
+   */
   async addMany(client: Queryable | OrmTransaction, events: readonly OutboxEvent[]): Promise<string[]> {
     if (!Array.isArray(events)) throw new InvalidOptionsError('outbox.addMany: events must be an array');
     if (events.length === 0) return [];
     const rows = events.map((event) => this.#row(event));
+    const mysql = mysqlConnectionOf(client, 'addMany');
+    if (mysql !== undefined) return addMySql(mysql, this.#mysqlTables, rows, 'addMany');
     const values = [
       rows.map((r) => r.topic),
       rows.map((r) => r.key),
@@ -172,6 +193,11 @@ export class Outbox {
       headers: JSON.stringify({ ...this.#traceContext?.(), ...checkHeaders(headers) }),
     };
   }
+}
+
+/** The caller's MySQL connection, when `client` is one (an ORM's transaction object is never taken for one). */
+function mysqlConnectionOf(client: unknown, operation: string) {
+  return handleKindOf(client) === undefined ? userConnectionOf(client, operation) : undefined;
 }
 
 function checkHeaders(headers: unknown): Readonly<Record<string, string>> {
