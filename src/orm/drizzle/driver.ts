@@ -1,11 +1,11 @@
 /**
  * @module The Drizzle driver: oncely's statements through the caller's Drizzle db (`drizzle-orm/node-postgres` or
- * `drizzle-orm/postgres-js`), and its transactions opened with `db.transaction(fn, { isolationLevel })`, so the
- * handler's `tx` is a plain Drizzle transaction with the caller's schema. Drizzle has no transaction clock of its
- * own, so the timeout is the lease's alone.
+ * `drizzle-orm/postgres-js`, or `drizzle-orm/mysql2` on MySQL / MariaDB: mysql.ts), and its transactions opened
+ * with `db.transaction(fn, { isolationLevel })`, so the handler's `tx` is a plain Drizzle transaction with the
+ * caller's schema. Drizzle has no transaction clock of its own, so the timeout is the lease's alone.
  */
 import { InvalidOptionsError } from '../../core/errors.js';
-import type { RawRow, SqlDriver, TransactionOptions } from '../driver.js';
+import type { OrmDriver, RawRow, TransactionOptions } from '../driver.js';
 import { rowsPerStatement } from '../postgres-js/batch.js';
 import { assertNoResultTransform, type TransformingSql } from '../postgres-js/driver.js';
 import {
@@ -14,6 +14,7 @@ import {
   drizzleTransactions,
   entityKindsOf,
 } from './handle.js';
+import { drizzleMySqlDriver, isMySqlDrizzle } from './mysql.js';
 
 /**
  * Refuses a db whose connection oncely cannot use safely, by what Drizzle connects through: a single pg `Client`
@@ -48,19 +49,20 @@ function checkConnection(db: DrizzleDatabaseLike): void {
 function primaryOf(db: DrizzleDatabaseLike): DrizzleDatabaseLike {
   if (db === null || typeof db !== 'object') return db;
   const primary: unknown = (db as { $primary?: unknown }).$primary;
-  if (!drizzleTransactions.is(db as unknown) && drizzleTransactions.is(primary))
-    return primary as DrizzleDatabaseLike;
+  const isDrizzle = (value: unknown) => drizzleTransactions.is(value) || isMySqlDrizzle(value);
+  if (!isDrizzle(db) && isDrizzle(primary)) return primary as DrizzleDatabaseLike;
   return db;
 }
 
 /** The driver on the caller's Drizzle db (not one of its transactions: `store.join(tx)` joins those). */
 export function drizzleDriver<DB extends DrizzleDatabaseLike>(
   given: DB,
-): SqlDriver<DrizzleTransactionOf<DB>> {
+): OrmDriver<DrizzleTransactionOf<DB>> {
   const db = primaryOf(given);
+  if (isMySqlDrizzle(db)) return drizzleMySqlDriver(db as DB);
   if (!drizzleTransactions.is(db as unknown)) {
     throw new InvalidOptionsError(
-      'DrizzleStore: pass your Drizzle PostgreSQL db (drizzle-orm/node-postgres or drizzle-orm/postgres-js)',
+      'DrizzleStore: pass your Drizzle db (drizzle-orm/node-postgres, drizzle-orm/postgres-js or drizzle-orm/mysql2)',
     );
   }
   if (drizzleTransactions.inTransaction(db)) {

@@ -14,7 +14,7 @@ import pg from 'pg';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InvalidOptionsError, idempotent } from '../../../src/index.js';
-import type { RawRow } from '../../../src/orm/driver.js';
+import type { RawRow, SqlDriver } from '../../../src/orm/driver.js';
 import {
   DrizzleStore,
   type DrizzleTransactionOf,
@@ -345,7 +345,7 @@ describe.each(drivers)('Drizzle driver on $name', (underneath) => {
 
   describe('driver.run (autocommit, on the pool)', () => {
     it('commits each statement on its own: a later one failing keeps the earlier', async () => {
-      const failed = await drizzleDriver(db)
+      const failed = await (drizzleDriver(db) as SqlDriver<unknown>)
         .run([
           `INSERT INTO ${payments} (id, cents) VALUES ('auto-1', 1) RETURNING id`,
           `INSERT INTO ${payments} (id, cents) VALUES ('auto-1', 1)`,
@@ -357,7 +357,7 @@ describe.each(drivers)('Drizzle driver on $name', (underneath) => {
 
     it("returns each statement's rows", async () => {
       expect(
-        await drizzleDriver(db).run([
+        await (drizzleDriver(db) as SqlDriver<unknown>).run([
           `INSERT INTO ${payments} (id, cents) VALUES ('auto-2', 1) RETURNING id`,
           "SELECT current_setting('transaction_isolation') AS level",
           'SELECT 1 AS none WHERE false',
