@@ -62,6 +62,9 @@ describe('oncely CLI with --store mysql', () => {
       const printed = await command(migrate, ['--store', 'mysql', '--table', 'app_keys', '--print']);
       expect(printed).toContain('CREATE TABLE IF NOT EXISTS `app_keys`');
       expect(printed).toContain('CREATE PROCEDURE IF NOT EXISTS `app_keys_begin_v1`');
+      expect(printed).toContain('-- oncely: transactional outbox');
+      expect(printed).toMatch(/CREATE TABLE IF NOT EXISTS `?oncely_outbox`? /);
+      expect(printed).toMatch(/CREATE TABLE IF NOT EXISTS `?oncely_outbox_keys`? /);
     } finally {
       vi.unstubAllEnvs();
     }
@@ -80,8 +83,19 @@ describe('oncely CLI with --store mysql', () => {
   it('migrate creates the table; stats, inspect and purge then read and maintain its records', async () => {
     const migrated = await command(migrate, ['--store', 'mysql', '--table', table]);
     expect(migrated).toMatch(
-      new RegExp(`^migrated mysql://root@127.0.0.1:3306/test: ${table} and its procedures\\n$`),
+      new RegExp(
+        `^migrated mysql://root@127.0.0.1:3306/test: ${table} and its procedures, oncely_outbox and oncely_outbox_keys\\n$`,
+      ),
     );
+
+    // The transactional outbox's tables came with it, for `outbox.add(connectionOf(context), event)`.
+    const [outboxTables] = await pool.query(
+      "SELECT table_name AS name FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name IN ('oncely_outbox', 'oncely_outbox_keys') ORDER BY table_name",
+    );
+    expect((outboxTables as { name: string }[]).map((row) => row.name)).toEqual([
+      'oncely_outbox',
+      'oncely_outbox_keys',
+    ]);
 
     const store = new MySqlStore({ pool, table });
     const key = scopedKey('POST /payments', 'cli-1');

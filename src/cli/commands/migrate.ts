@@ -2,7 +2,7 @@
  * @module `oncely migrate`: creates the PostgreSQL keys table and outbox (or the MySQL store's table and procedures)
  * when missing, or prints their DDL.
  */
-import { migrate as migrateOutbox } from '../../messaging/outbox/migrate.js';
+import { migrate as migrateOutbox, mysqlOutboxDdl } from '../../messaging/outbox/index.js';
 import { migrate as migrateMySql, schemaFor as mySqlSchemaFor } from '../../stores/mysql/index.js';
 import { migrate as migrateKeys, schemaFor } from '../../stores/postgres/index.js';
 import { choiceOption, parseOptions } from '../args.js';
@@ -19,7 +19,8 @@ oncely migrate --store mysql [--table oncely_keys] [--print]
   (--table names it) and the outbox (always oncely_outbox), both in --schema. Safe to run on every deploy and from
   several processes at once; it never drops anything. --print writes the DDL of both to stdout instead, for your
   own migration tool. --store mysql creates the MySQL store's table and its two procedures in the database of
-  MYSQL_URL (mysql://root@127.0.0.1:3306/test by default) instead.`;
+  MYSQL_URL (mysql://root@127.0.0.1:3306/test by default), and the transactional outbox's two tables beside it,
+  instead.`;
 
 export async function migrate(argv: readonly string[]): Promise<void> {
   const { values } = parseOptions('migrate', argv, {
@@ -67,12 +68,14 @@ async function migrateMySqlTable(value: string | undefined, schema: string | und
   }
   if (print) {
     process.stdout.write(`-- oncely: idempotency keys, ${table}\n${mySqlSchemaFor({ table })}`);
+    process.stdout.write(`-- oncely: transactional outbox\n${mysqlOutboxDdl()}`);
     return;
   }
   const { pool, url } = await openMySqlPool();
   try {
     await migrateMySql(pool, { table });
-    process.stdout.write(`migrated ${url}: ${table} and its procedures\n`);
+    await migrateOutbox(pool);
+    process.stdout.write(`migrated ${url}: ${table} and its procedures, oncely_outbox and oncely_outbox_keys\n`);
   } finally {
     await pool.end();
   }
