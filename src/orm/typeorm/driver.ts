@@ -1,12 +1,13 @@
 /**
- * @module oncely's driver for a TypeORM `DataSource` on PostgreSQL: transactions through
+ * @module oncely's driver for a TypeORM `DataSource` on PostgreSQL, or MySQL / MariaDB (mysql.ts): transactions through
  * `dataSource.transaction(isolation, fn)` (TypeORM sends `START TRANSACTION`, then `SET TRANSACTION ISOLATION
  * LEVEL …`, and COMMITs when `fn` resolves), and autocommit statements on a query runner of their own. TypeORM has
  * no transaction clock of its own, so `timeoutMs` has nothing to set: the claim's lease decides.
  */
 import type { DataSource, EntityManager } from 'typeorm';
-import type { IsolationLevel, RawRow, SqlDriver } from '../driver.js';
+import type { IsolationLevel, OrmDriver, RawRow } from '../driver.js';
 import { runOn, typeormTransactions } from './handle.js';
+import { MYSQL_TYPES, queryAlone, typeormMySqlTransactions } from './mysql.js';
 
 // TypeORM spells the levels in capitals (its IsolationLevel type is not exported from the package's root).
 const ISOLATION = {
@@ -15,8 +16,23 @@ const ISOLATION = {
   serializable: 'SERIALIZABLE',
 } as const satisfies Readonly<Record<IsolationLevel, string>>;
 
-/** The store's driver on a TypeORM data source (initialized, `type: 'postgres'`). */
-export function typeormDriver(dataSource: DataSource): SqlDriver<EntityManager> {
+/** The store's driver on a TypeORM data source (initialized, `type: 'postgres'`, `'mysql'` or `'mariadb'`). */
+export function typeormDriver(dataSource: DataSource): OrmDriver<EntityManager> {
+  const transaction = <T>(
+    work: (manager: EntityManager) => Promise<T>,
+    options: { isolation: IsolationLevel | undefined },
+  ) => {
+    if (options.isolation === undefined) return dataSource.transaction(work);
+    return dataSource.transaction(ISOLATION[options.isolation], work);
+  };
+  if (MYSQL_TYPES.includes(dataSource.options.type)) {
+    return {
+      dialect: 'mysql',
+      kind: typeormMySqlTransactions,
+      query: (statement) => queryAlone(dataSource, statement),
+      transaction,
+    };
+  }
   return {
     kind: typeormTransactions,
     async run(statements: readonly string[]): Promise<RawRow[][]> {
@@ -27,12 +43,6 @@ export function typeormDriver(dataSource: DataSource): SqlDriver<EntityManager> 
         await runner.release();
       }
     },
-    transaction<T>(
-      work: (manager: EntityManager) => Promise<T>,
-      options: { isolation: IsolationLevel | undefined },
-    ) {
-      if (options.isolation === undefined) return dataSource.transaction(work);
-      return dataSource.transaction(ISOLATION[options.isolation], work);
-    },
+    transaction,
   };
 }
