@@ -5,6 +5,7 @@
  * the ORM's failures back into the server's error (number, SQLSTATE, message) wherever the ORM wrapped it, so the
  * store's retries, hints and escape checks work as on a pool of its own.
  */
+import { StoreUnavailableError } from '../core/errors.js';
 import {
   type Answer,
   type Connection,
@@ -15,7 +16,6 @@ import {
 } from '../stores/mysql/driver.js';
 import { inlineValues } from '../stores/mysql/sql.js';
 import type { MySqlAnswer, MySqlSqlDriver } from './driver.js';
-import { heldTransaction } from './held-transaction.js';
 
 /** A MySQL server error as the store reads one (mysql2's and mariadb's shape), found inside an ORM's failure. */
 export class MySqlServerError extends Error {
@@ -86,29 +86,22 @@ export async function runThrough(
 }
 
 /**
- * The store's driver over an ORM on MySQL: statements in autocommit on the ORM's pool; a "connection" (which the
- * store's `migrate` takes, for its session lock and settings) is a transaction the ORM opens, so its statements run
- * on one connection of the ORM's. Its DDL commits on its own, as MySQL's DDL does.
+ * The store's driver over an ORM on MySQL: statements in autocommit on the ORM's pool. It takes no connection of its
+ * own (`connect`): the ORM store opens its transactions through the ORM, and migrates through one (mysql-store.ts).
  */
 export function ormMySqlDriver<Handle>(orm: MySqlSqlDriver<Handle>): Driver {
   const driver: Driver = {
     kind: 'orm',
-    // What the store's `migrate` takes: the stand-in that leads back here.
+    // The stand-in that leads back here, for the store's own `driverOf`.
     get pool() {
       return poolFor(driver);
     },
     configured: {},
     run: (sql, values) => runThrough((text) => orm.query(text), sql, values),
-    async connect(): Promise<Connection> {
-      const { handle, end } = await heldTransaction(orm, { isolation: undefined, timeoutMs: 120_000 });
-      return {
-        threadId: undefined,
-        handle: handle as unknown as Connection['handle'],
-        run: (sql, values) => runThrough((text) => orm.kind.query(handle, text), sql, values),
-        release: () => void end(true).catch(() => {}),
-        destroy: () => void end(false).catch(() => {}),
-        onLost: () => () => {},
-      };
+    connect(): Promise<Connection> {
+      return Promise.reject(
+        new StoreUnavailableError(`${orm.kind.name}: through an ORM, oncely opens no connection of its own`),
+      );
     },
   };
   return driver;

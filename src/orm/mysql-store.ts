@@ -23,13 +23,15 @@ import type {
   TransitionResult,
 } from '../core/store.js';
 import { knownOptions, wholeNumber } from '../core/validate.js';
-import { poolFor } from '../stores/mysql/driver.js';
+import { poolFor, type SqlValue } from '../stores/mysql/driver.js';
+import { storeError } from '../stores/mysql/errors.js';
+import { migrateOn } from '../stores/mysql/migrate.js';
 import { tableName } from '../stores/mysql/options.js';
 import { MySqlRuntime } from '../stores/mysql/runtime.js';
 import { MySqlStore } from '../stores/mysql/store.js';
 import { beginJoined, type JoinedTransaction } from '../stores/mysql/transaction-join.js';
 import type { IsolationLevel, MySqlSqlDriver } from './driver.js';
-import { ormMySqlDriver, runThrough } from './mysql-source.js';
+import { mysqlFailure, ormMySqlDriver, runThrough } from './mysql-source.js';
 import { beginOrmMySqlTransaction } from './mysql-transaction.js';
 import type { OrmStoreOptions } from './store.js';
 
@@ -86,9 +88,24 @@ export class OrmMySqlStore<Handle> implements Store {
     return new OrmMySqlStore(this.#settings.driver, {}, { settings: this.#settings, joined });
   }
 
-  /** The table and its procedures, created through the ORM when missing (`MySqlStore#migrate`'s DDL). */
-  migrate(): Promise<void> {
-    return this.#settings.plain.migrate();
+  /**
+   * The table and its procedures, created when missing (`MySqlStore#migrate`'s DDL), in a transaction the ORM opens:
+   * one connection of the ORM's for the migration's session lock and settings (MySQL's DDL commits on its own).
+   */
+  async migrate(): Promise<void> {
+    const { driver, runtime } = this.#settings;
+    const on = (handle: Handle) => ({
+      run: (sql: string, values: readonly SqlValue[]) =>
+        runThrough((text) => driver.kind.query(handle, text), sql, values),
+    });
+    try {
+      await driver.transaction((handle) => migrateOn(on(handle), runtime.table), {
+        isolation: undefined,
+        timeoutMs: 120_000,
+      });
+    } catch (error) {
+      throw storeError('migrate', mysqlFailure(error), runtime.table);
+    }
   }
 
   get endpoint(): StoreEndpoint | undefined {

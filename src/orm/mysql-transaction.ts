@@ -19,7 +19,7 @@ import type {
   TransactionBeginResult,
 } from '../core/store.js';
 import type { Executor } from '../stores/mysql/driver.js';
-import { ER_LOCK_DEADLOCK, storeError } from '../stores/mysql/errors.js';
+import { ER_LOCK_DEADLOCK, isServerAnswer, storeError } from '../stores/mysql/errors.js';
 import { claimAnswerOf, claimValues, completeValues } from '../stores/mysql/rows.js';
 import type { MySqlRuntime } from '../stores/mysql/runtime.js';
 import { claimCommitted } from '../stores/mysql/transaction-escape.js';
@@ -156,10 +156,9 @@ function ormMySqlTransaction<Handle>(
         const failure = mysqlFailure(error);
         // A COMMIT the server answered with an error ended the transaction without committing it; one that got no
         // answer (the connection broke under it) may or may not have.
-        const what =
-          errnoOf(failure) === undefined
-            ? 'whether it committed is unknown; a retry replays the outcome or runs once more'
-            : 'refused by the server: nothing of it committed; a retry runs once more';
+        const what = isServerAnswer(failure)
+          ? 'refused by the server: nothing of it committed; a retry runs once more'
+          : 'whether it committed is unknown; a retry replays the outcome or runs once more';
         throw storeError(`commit (${what})`, failure, runtime.table);
       }
     },

@@ -6,7 +6,7 @@
  * statement and MikroORM's PostgreSQL connection maps each to its rows, so all of them cost one round trip. Before
  * them, the em's unit of work is flushed (see `run`).
  */
-import type { EntityManager } from '@mikro-orm/postgresql';
+import type { EntityManager } from '@mikro-orm/knex';
 import type { HandleKind, RawRow } from '../driver.js';
 
 // Methods only MikroORM's EntityManager has together (TypeORM's has no isInTransaction, Kysely's and Drizzle's
@@ -21,7 +21,7 @@ const METHODS = [
   'execute',
 ];
 
-/** MikroORM's `EntityManager`s (from @mikro-orm/postgresql), as oncely runs its statements on them. */
+/** MikroORM's `EntityManager`s (of @mikro-orm/postgresql), as oncely runs its statements on them. */
 export const mikroOrmTransactions: HandleKind<EntityManager> = {
   name: 'mikro-orm',
   is(value: unknown): value is EntityManager {

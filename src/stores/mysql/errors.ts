@@ -11,6 +11,18 @@ export function serverErrorOf(error: unknown): number | undefined {
   return typeof errno === 'number' && typeof sqlState === 'string' && sqlState !== '' ? errno : undefined;
 }
 
+/**
+ * Whether the server itself answered with this error (it refused the statement), rather than the client or the
+ * network failing under it: connection errors (SQLSTATE class 08), the C client's 2000–2999 and the mariadb
+ * connector's own 45000 and up carry numbers too, but say nothing of what the server did.
+ */
+export function isServerAnswer(error: unknown): boolean {
+  const code = serverErrorOf(error);
+  if (code === undefined) return false;
+  const state = String((error as { sqlState?: unknown }).sqlState);
+  return !state.startsWith('08') && !(code >= 2000 && code < 3000) && code < 45000;
+}
+
 /** ER_LOCK_DEADLOCK: the server rolled the statement's transaction back. */
 export const ER_LOCK_DEADLOCK = 1213;
 /** ER_LOCK_WAIT_TIMEOUT: a row lock stayed held longer than `innodb_lock_wait_timeout`. */

@@ -1,9 +1,9 @@
 /**
- * @module The MySQL store's DDL: the table and its two procedures (begin, delete), created when missing.
+ * @module The MySQL store's DDL: the table and its procedures (begin, claim, delete), created when missing.
  */
 import { InvalidOptionsError } from '../../core/errors.js';
 import { knownOptions } from '../../core/validate.js';
-import { driverOf, type MySqlPool } from './driver.js';
+import { driverOf, type Executor, type MySqlPool } from './driver.js';
 import { storeError } from './errors.js';
 import { tableName } from './options.js';
 import { ddlFor } from './sql.js';
@@ -39,6 +39,29 @@ export function schemaFor(options: MigrateOptions = {}): string {
 }
 
 /**
+ * The migration on one connection (a session of its own: the lock and the sql_mode are the session's): the table and
+ * its procedures, created when missing, while holding `GET_LOCK`. Also run through an ORM (src/orm/mysql-store.ts).
+ */
+export async function migrateOn(connection: Executor, table: string): Promise<void> {
+  const [locked] = (await connection.run('SELECT GET_LOCK(?, ?) AS locked', [MIGRATION_LOCK, LOCK_WAIT_S]))
+    .rows;
+  if (Number(locked?.locked) !== 1)
+    throw new Error(`another migration held ${MIGRATION_LOCK} for ${LOCK_WAIT_S} s`);
+  try {
+    // The session's own sql_mode comes back before the connection returns to the pool.
+    await connection.run('SET @oncely_sql_mode = @@SESSION.sql_mode', []);
+    await connection.run(`SET SESSION sql_mode = '${ROUTINE_SQL_MODE}'`, []);
+    try {
+      for (const statement of ddlFor(table)) await connection.run(statement, []);
+    } finally {
+      await connection.run('SET SESSION sql_mode = @oncely_sql_mode', []);
+    }
+  } finally {
+    await connection.run('SELECT RELEASE_LOCK(?)', [MIGRATION_LOCK]);
+  }
+}
+
+/**
  * Creates the store's table and procedures when missing. Idempotent and safe to run from several processes at
  * once (they take turns on `GET_LOCK`); `oncely migrate --store mysql` and `MySqlStore#migrate` call it.
  *
@@ -61,22 +84,7 @@ export async function migrate(pool: MySqlPool, options: MigrateOptions = {}): Pr
   }
   let broken = false;
   try {
-    const [locked] = (await connection.run('SELECT GET_LOCK(?, ?) AS locked', [MIGRATION_LOCK, LOCK_WAIT_S]))
-      .rows;
-    if (Number(locked?.locked) !== 1)
-      throw new Error(`another migration held ${MIGRATION_LOCK} for ${LOCK_WAIT_S} s`);
-    try {
-      // The session's own sql_mode comes back before the connection returns to the pool.
-      await connection.run('SET @oncely_sql_mode = @@SESSION.sql_mode', []);
-      await connection.run(`SET SESSION sql_mode = '${ROUTINE_SQL_MODE}'`, []);
-      try {
-        for (const statement of ddlFor(table)) await connection.run(statement, []);
-      } finally {
-        await connection.run('SET SESSION sql_mode = @oncely_sql_mode', []);
-      }
-    } finally {
-      await connection.run('SELECT RELEASE_LOCK(?)', [MIGRATION_LOCK]);
-    }
+    await migrateOn(connection, table);
   } catch (error) {
     broken = true;
     throw storeError('migrate', error, table);

@@ -12,6 +12,7 @@ import pg from 'pg';
 import { DataSource } from 'typeorm';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { InvalidOptionsError, idempotent } from '../../../src/index.js';
+import type { SqlDriver } from '../../../src/orm/driver.js';
 import { handleKindOf } from '../../../src/orm/handles.js';
 import { mikroOrmDriver } from '../../../src/orm/mikro-orm/driver.js';
 import { MikroOrmStore, mikroOrmTransactions } from '../../../src/orm/mikro-orm/index.js';
@@ -47,7 +48,8 @@ describe('MikroORM driver', () => {
     sent.mock.calls.map(([query]) =>
       typeof query === 'string' ? query : String((query as unknown as { text: string }).text),
     );
-  const driver = () => mikroOrmDriver(orm.em);
+  // On @mikro-orm/postgresql the driver is PostgreSQL's (its `run` takes several statements).
+  const driver = () => mikroOrmDriver(orm.em) as SqlDriver<EntityManager>;
 
   describe('run', () => {
     it("sends several statements in one message and returns each one's rows, in order", async () => {

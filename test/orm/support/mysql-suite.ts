@@ -9,6 +9,7 @@ import { idempotency } from '../../../src/http/express.js';
 import {
   InvalidOptionsError,
   idempotent,
+  isStoreUnavailableError,
   LeaseLostError,
   TransactionEscapedError,
 } from '../../../src/index.js';
@@ -153,6 +154,16 @@ export function describeOrmMySql<Handle>(fixture: MySqlOrmFixture<Handle>): void
         expect(await tables.count('f-1')).toBe(1);
         expect(runs).toBe(2);
       });
+      // The caller learns that the COMMIT's fate is unknown (no answer came), not that the server refused it.
+      const { pay, runs: payRuns } = payer('commit-cut');
+      cutter.arm();
+      const cut = await pay.execute({ id: 'f-2', cents: 1 }).catch((error: unknown) => error);
+      expect(isStoreUnavailableError(cut)).toBe(true);
+      expect((cut as Error).message).toContain('whether it committed is unknown');
+      expect(await tables.count('f-2')).toBe(0);
+      expect((await pay.execute({ id: 'f-2', cents: 1 })).replayed).toBe(false);
+      expect(payRuns()).toBe(2);
+      expect(await tables.count('f-2')).toBe(1);
     });
 
     it('joined: the claim and the writes ride the transaction the caller opened, and roll back with it', async () => {
