@@ -20,7 +20,6 @@ import {
   type ClientConfig,
   type ClientResult,
   type FaultRecord,
-  isOrm,
   isPostgres,
   isTransactional,
   OUTCOMES,
@@ -58,10 +57,12 @@ export interface ProofSettings {
   /** Requests per store run (the clients stop starting operations once they sent this many). */
   readonly requests: number;
   /**
-   * Requests of each ORM store's run, where it should be fewer: the ORMs' phases repeat pg's transactional one with
-   * the same faults, through another layer, and the full proof keeps to its time.
+   * Per store, a load other than the profile's where that one does not fit. Fewer requests: the ORM and MariaDB
+   * phases repeat PostgreSQL's faults through another store, and the full proof keeps near its time. Fewer
+   * operations in flight: dynalite, one Node process, carries about 100–200 writes a second on the 2 cores, and
+   * beyond that nearly every call times out, outside any fault. `--requests` and `--concurrency` set every store's.
    */
-  readonly ormRequests?: number | undefined;
+  readonly loads?: Partial<Record<StoreKind, StoreLoad>> | undefined;
   readonly keys: number;
   readonly clients: number;
   /** Operations in flight per client process. */
@@ -93,8 +94,16 @@ export interface ProofSettings {
   readonly log: (line: string) => void;
 }
 
+export interface StoreLoad {
+  readonly requests?: number | undefined;
+  readonly concurrency?: number | undefined;
+}
+
 export interface StoreReport {
   readonly kind: StoreKind;
+  /** The store's planned requests and operations in flight per client (the profile's, or its `loads` entry). */
+  readonly planned: number;
+  readonly concurrency: number;
   readonly startedAt: number;
   readonly durationMs: number;
   readonly loadMs: number;
@@ -274,7 +283,10 @@ export async function runStore(
   const schema = `oncely_proof_${runId}_${kind.replace('-', '_')}`;
   const applicationName = `${schema}-app`;
   const postgresStore = isPostgres(kind);
-  const ledger = await createLedger(services.postgres.url, schema, postgresStore);
+  const ledger = await createLedger(services.postgres.url, schema, {
+    postgresStoreTable: postgresStore,
+    mysqlPayments: kind === 'mysql-tx' ? services.mariadb.url : undefined,
+  });
   let store: StoreUnderTest | undefined;
   const servers: AppServer[] = [];
   const processes: ProcessRecord[] = [];
@@ -318,7 +330,15 @@ export async function runStore(
     });
   }
   try {
-    store = await startStore(kind, { url: services.postgres.url, schema, applicationName }, `proof-${runId}`);
+    store = await startStore(
+      kind,
+      { url: services.postgres.url, schema, applicationName },
+      `proof-${runId}`,
+      {
+        mysqlUrl: services.mariadb.url,
+        keep: settings.keep,
+      },
+    );
     const ports = await Promise.all(ADAPTERS.map(() => freePort()));
     const configs = ADAPTERS.map(
       (adapter, index): ServerConfig => ({
@@ -369,8 +389,8 @@ export async function runStore(
     const epoch = Date.now();
     const keyPrefix = `k${runId}`;
     const sentBy = new Array<number>(settings.clients).fill(0);
-    const planned =
-      isOrm(kind) && settings.ormRequests !== undefined ? settings.ormRequests : settings.requests;
+    const planned = settings.loads?.[kind]?.requests ?? settings.requests;
+    const concurrency = settings.loads?.[kind]?.concurrency ?? settings.concurrency;
     const progress = () => sentBy.reduce((sum, n) => sum + n, 0) / planned;
     const loadStarted = Date.now();
     // The load runs until it sent its requests AND every fault of the plan was injected and lifted (plus a
@@ -386,7 +406,7 @@ export async function runStore(
           keyPrefix,
           keys: settings.keys,
           requests: Math.ceil(planned / settings.clients),
-          concurrency: settings.concurrency,
+          concurrency,
           window: settings.window,
           timeoutMs: settings.timeoutMs,
           lostProbability: settings.lostProbability,
@@ -645,6 +665,8 @@ export async function runStore(
     const requests = results.reduce((sum, r) => sum + r.requests, 0);
     return {
       kind,
+      planned,
+      concurrency,
       startedAt,
       durationMs: endedAt - startedAt,
       loadMs,
@@ -674,7 +696,7 @@ export async function runStore(
       server.child.kill('SIGKILL');
     }
     await store?.close().catch(() => {});
-    if (settings.keep) await ledger.pool.end();
+    if (settings.keep) await ledger.end();
     else await ledger.drop().catch(() => {});
   }
 }

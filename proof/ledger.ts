@@ -6,10 +6,13 @@
 //   plain store this row IS the effect.
 // - payments: transactional mode's business table, written through the claim's transaction: a committed row is
 //   the effect, a rolled-back attempt leaves none. (On PostgreSQL runs the store's own table lives in this schema
-//   too, as an app's would.)
+//   too, as an app's would.) On MariaDB (`mysql-tx`) the claim's transaction is MariaDB's, so the payments table
+//   is there, beside the store's (`<schema>_payments` in the same database), and the ledger reads it there.
 // - events: the engine's claim events (acquired, takeover, completed, released, fenced, leaseLost) by token.
+import type mysql from 'mysql2/promise';
 import pg from 'pg';
 import { migrate } from '../src/stores/postgres/index.js';
+import { directPool, mysqlTables } from './mysql.js';
 
 export interface ExecutionRow {
   readonly key: string;
@@ -31,7 +34,10 @@ export interface PaymentRow {
   readonly pid: number;
   readonly server: string;
   readonly at: number;
-  /** The backend that wrote it and its transaction's start (ms): two rows with both equal committed together. */
+  /**
+   * The backend that wrote it (MariaDB: its `CONNECTION_ID()`) and its transaction's start (ms; MariaDB: none):
+   * two rows with both equal committed together.
+   */
   readonly backend: number | null;
   readonly txStartedAt: number | null;
 }
@@ -53,12 +59,29 @@ export interface Ledger {
   readonly pool: pg.Pool;
   read(): Promise<{ executions: ExecutionRow[]; payments: PaymentRow[]; events: EventRow[] }>;
   drop(): Promise<void>;
+  /** Closes the ledger's connections and keeps its tables (`--keep`). */
+  end(): Promise<void>;
 }
 
-export async function createLedger(url: string, schema: string, withStoreTable: boolean): Promise<Ledger> {
+export interface LedgerOptions {
+  /** PostgreSQL stores: the store's table in the ledger's schema, as an app's would be. */
+  readonly postgresStoreTable: boolean;
+  /** MariaDB transactional mode: the payments table in this database (`mysql://…`, direct), not in PostgreSQL. */
+  readonly mysqlPayments?: string | undefined;
+}
+
+export async function createLedger(url: string, schema: string, options: LedgerOptions): Promise<Ledger> {
   const applicationName = `${schema}-checker`;
   const pool = new pg.Pool({ connectionString: url, application_name: applicationName, max: 4 });
   pool.on('error', () => {});
+  const onMySql = options.mysqlPayments === undefined ? undefined : directPool(options.mysqlPayments);
+  const mysqlPayments = mysqlTables(schema).payments;
+  if (onMySql !== undefined)
+    await onMySql.query(`
+      CREATE TABLE \`${mysqlPayments}\` (
+        serial BIGINT AUTO_INCREMENT PRIMARY KEY, \`key\` VARCHAR(100) NOT NULL, id VARCHAR(100) NOT NULL,
+        token BIGINT NOT NULL, pid INT NOT NULL, server VARCHAR(20) NOT NULL, at_ms BIGINT NOT NULL, backend BIGINT,
+        tx_started_ms BIGINT) ENGINE = InnoDB`);
   await pool.query(`CREATE SCHEMA IF NOT EXISTS "${schema}"`);
   await pool.query(`
     CREATE TABLE "${schema}".executions (
@@ -71,7 +94,7 @@ export async function createLedger(url: string, schema: string, withStoreTable: 
       serial bigserial, id text NOT NULL, token bigint, type text NOT NULL, detail text NOT NULL,
       at_ms bigint NOT NULL, pid integer NOT NULL, server text NOT NULL);
   `);
-  if (withStoreTable) await migrate(pool, { schema });
+  if (options.postgresStoreTable) await migrate(pool, { schema });
   return {
     url,
     schema,
@@ -84,12 +107,15 @@ export async function createLedger(url: string, schema: string, withStoreTable: 
            FROM "${schema}".executions ORDER BY serial`,
         )
       ).rows as ExecutionRow[];
-      const payments = (
-        await pool.query(
-          `SELECT key, id, token::float8 AS token, pid, server, at_ms::float8 AS at, backend, tx_started_ms::float8 AS "txStartedAt"
-           FROM "${schema}".payments ORDER BY serial`,
-        )
-      ).rows as PaymentRow[];
+      const payments =
+        onMySql === undefined
+          ? ((
+              await pool.query(
+                `SELECT key, id, token::float8 AS token, pid, server, at_ms::float8 AS at, backend, tx_started_ms::float8 AS "txStartedAt"
+                 FROM "${schema}".payments ORDER BY serial`,
+              )
+            ).rows as PaymentRow[])
+          : await readMySqlPayments(onMySql, mysqlPayments);
       const events = (
         await pool.query(
           `SELECT id, token::float8 AS token, type, detail, pid, server, at_ms::float8 AS at FROM "${schema}".events ORDER BY serial`,
@@ -100,6 +126,23 @@ export async function createLedger(url: string, schema: string, withStoreTable: 
     async drop() {
       await pool.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
       await pool.end();
+      if (onMySql !== undefined) {
+        await onMySql.query(`DROP TABLE IF EXISTS \`${mysqlPayments}\``);
+        await onMySql.end();
+      }
+    },
+    async end() {
+      await pool.end();
+      await onMySql?.end();
     },
   };
+}
+
+async function readMySqlPayments(pool: mysql.Pool, table: string): Promise<PaymentRow[]> {
+  const [rows] = await pool.query<mysql.RowDataPacket[]>(
+    `SELECT \`key\`, id, CAST(token AS DOUBLE) AS token, pid, server, CAST(at_ms AS DOUBLE) AS at,
+            CAST(backend AS DOUBLE) AS backend, CAST(tx_started_ms AS DOUBLE) AS txStartedAt
+     FROM \`${table}\` ORDER BY serial`,
+  );
+  return rows as PaymentRow[];
 }

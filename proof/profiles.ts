@@ -73,8 +73,19 @@ export const PROFILES: Record<'full' | 'short', Profile> = {
   full: {
     stores: STORE_KINDS,
     requests: 100_000,
-    // The ORMs' phases (Kysely, Drizzle, Prisma) with every fault, at a fifth of pg's load each.
-    ormRequests: 20_000,
+    loads: {
+      // The ORMs' phases (Kysely, Drizzle, Prisma) and MariaDB's (plain and transactional) with every fault, at a
+      // fifth of pg's load each.
+      'postgres-kysely': { requests: 20_000 },
+      'postgres-drizzle': { requests: 20_000 },
+      'postgres-prisma': { requests: 20_000 },
+      mysql: { requests: 20_000 },
+      'mysql-tx': { requests: 20_000 },
+      // dynalite carries about 100–200 writes a second here: 4 clients × 4 operations in flight keep it below that
+      // (at 32 each, nearly every call timed out from the start, outside any fault). The load runs on until the
+      // last fault is lifted, so it sends about 4,000.
+      dynamodb: { requests: 3_000, concurrency: 4 },
+    },
     keys: 2_000,
     clients: 4,
     concurrency: 32,

@@ -17,6 +17,10 @@ export interface FaultProxy {
   setLatency(ms: number): void;
   /** Closes every open connection at once (both sides see a reset), as a broker restart or a failing link does. */
   reset(): void;
+  /** While on, a new connection is reset as soon as it is accepted, as a server that is down refuses it. */
+  refuse(on: boolean): void;
+  /** The local ports of the proxy's open connections to the target: how the target names the app's sessions. */
+  upstreamPorts(): number[];
   /** Connections open right now. */
   readonly connections: number;
   close(): Promise<void>;
@@ -29,8 +33,10 @@ interface Pending {
 
 export async function startFaultProxy(targetPort: number, listenPort = 0): Promise<FaultProxy> {
   let held = false;
+  let refusing = false;
   let latencyMs = 0;
   const sockets = new Set<Socket>();
+  const upstreams = new Set<Socket>();
   const pumps = new Set<() => void>();
 
   /** One direction of one connection: a FIFO released at each chunk's time, paused while held. */
@@ -68,7 +74,14 @@ export async function startFaultProxy(targetPort: number, listenPort = 0): Promi
   }
 
   const server: Server = createServer((client) => {
+    if (refusing) {
+      client.on('error', () => {});
+      client.resetAndDestroy();
+      return;
+    }
     const upstream = connect({ host: '127.0.0.1', port: targetPort });
+    upstreams.add(upstream);
+    upstream.on('close', () => upstreams.delete(upstream));
     for (const socket of [client, upstream]) {
       socket.setNoDelay(true);
       sockets.add(socket);
@@ -102,6 +115,11 @@ export async function startFaultProxy(targetPort: number, listenPort = 0): Promi
     reset: () => {
       for (const socket of sockets) socket.resetAndDestroy();
     },
+    refuse: (on) => {
+      refusing = on;
+    },
+    upstreamPorts: () =>
+      [...upstreams].map((socket) => socket.localPort).filter((port): port is number => port !== undefined),
     get connections() {
       return sockets.size / 2;
     },

@@ -15,6 +15,9 @@ const STORE_NAMES: Record<StoreReport['kind'], string> = {
   'postgres-kysely': 'PostgreSQL, transactional mode through Kysely',
   'postgres-drizzle': 'PostgreSQL, transactional mode through Drizzle',
   'postgres-prisma': 'PostgreSQL, transactional mode through Prisma',
+  mysql: 'MariaDB (`oncely/mysql`), plain store',
+  'mysql-tx': 'MariaDB (`oncely/mysql`), transactional mode',
+  dynamodb: 'DynamoDB API (dynalite on disk)',
 };
 
 export function storeName(kind: StoreReport['kind']): string {
@@ -32,7 +35,7 @@ export function markdown(report: ProofReport): string {
   lines.push('');
   if (report.stores.length > 0)
     lines.push(
-      `Per store: ${n(settings.requests)} requests over ${n(settings.keys)} keys from ${settings.clients} client processes × ${settings.concurrency} operations in flight, against 4 app server processes (Express, Fastify, Hono, node:http) sharing the store; lease ${n(settings.leaseMs)} ms, waitMs ${n(settings.waitMs)} ms on /pay-wait, store timeout ${n(settings.storeTimeoutMs)} ms, client timeout ${n(settings.timeoutMs)} ms, ${(settings.lostProbability * 100).toFixed(1)}% of requests dropped by the client before the answer.`,
+      `Per store (unless its section says otherwise): ${n(settings.requests)} requests over ${n(settings.keys)} keys from ${settings.clients} client processes × ${settings.concurrency} operations in flight, against 4 app server processes (Express, Fastify, Hono, node:http) sharing the store; lease ${n(settings.leaseMs)} ms, waitMs ${n(settings.waitMs)} ms on /pay-wait, store timeout ${n(settings.storeTimeoutMs)} ms, client timeout ${n(settings.timeoutMs)} ms, ${(settings.lostProbability * 100).toFixed(1)}% of requests dropped by the client before the answer.`,
     );
   lines.push('');
   lines.push(`**Violations: ${report.violations}.**`);
@@ -56,7 +59,7 @@ export function markdown(report: ProofReport): string {
     lines.push(`## ${storeName(store.kind)}`);
     lines.push('');
     lines.push(
-      `${n(store.requests)} requests (${n(store.operations)} operations) in ${s(store.loadMs)}, ${n(store.throughput)} req/s; latency p50 ${store.latencyMs.p50} ms, p90 ${store.latencyMs.p90} ms, p99 ${store.latencyMs.p99} ms, max ${store.latencyMs.max} ms. Answers: ${Object.entries(
+      `${n(store.requests)} requests (${n(store.operations)} operations; ${n(store.planned)} planned, ${store.clients} clients × ${store.concurrency} in flight) in ${s(store.loadMs)}, ${n(store.throughput)} req/s; latency p50 ${store.latencyMs.p50} ms, p90 ${store.latencyMs.p90} ms, p99 ${store.latencyMs.p99} ms, max ${store.latencyMs.max} ms. Answers: ${Object.entries(
         store.outcomes,
       )
         .filter(([, count]) => count > 0)
@@ -108,7 +111,7 @@ function planLabel(planned: FaultPlan, leaseMs: number): string {
         ? 'SIGSTOP an owner past its lease, SIGCONT once a takeover holds its key'
         : `SIGSTOP an owner for lease + ${duration} ms (${n(leaseMs + (planned.durationMs ?? 0))} ms), then SIGCONT`;
     case 'store-restart':
-      return `store restart: Redis SIGKILL, down ${duration} ms / Sentinel failover / PostgreSQL \`pg_terminate_backend\``;
+      return `store restart: Redis SIGKILL, down ${duration} ms / Sentinel failover / PostgreSQL \`pg_terminate_backend\` / MariaDB sessions KILLed, connections refused ${duration} ms / dynalite SIGKILL, down ${duration} ms`;
     case 'script-flush':
       return '`SCRIPT FLUSH` (Redis)';
     case 'partition':

@@ -7,6 +7,9 @@
 //   npm run proof -- --stores redis,postgres-tx --requests 20000 --keys 500 --keep
 //   npm run proof -- --stores postgres-tx,postgres-kysely,postgres-drizzle,postgres-prisma --brokers none --fuzz 0
 //                                              transactional mode on pg and through each ORM (proof/orm-stores.ts)
+//   npm run proof -- --stores mysql,mysql-tx,dynamodb --requests 2000 --keys 300 --fuzz 0 --brokers none
+//                                              MariaDB plain and transactional (proof/mysql.ts), DynamoDB on dynalite
+//                                              (proof/dynamodb.ts: its own load, 4 in flight per client, unless --concurrency)
 //   npm run proof -- --faults server-stall,partition      only these faults of the plan (--no-faults: none)
 //   npm run proof -- --fuzz 20000              requests of the fuzz phase (proof/fuzz.ts; full 100,000, else 2,000; 0 skips)
 //   npm run proof -- --stores none --brokers nats --events 20000     the messaging phase alone, on one broker
@@ -75,8 +78,16 @@ const settings: ProofSettings = {
   profile: custom ? `${values.profile} (custom)` : values.profile!,
   stores,
   requests: values.requests === undefined ? profile.requests : Number(values.requests),
-  // `--requests` sets every store's load, the ORMs' too.
-  ...(values.requests === undefined ? {} : { ormRequests: undefined }),
+  // `--requests` and `--concurrency` set every store's load, those with a load of their own too.
+  loads: Object.fromEntries(
+    Object.entries(profile.loads ?? {}).map(([kind, load]) => [
+      kind,
+      {
+        ...(values.requests === undefined ? { requests: load.requests } : {}),
+        ...(values.concurrency === undefined ? { concurrency: load.concurrency } : {}),
+      },
+    ]),
+  ),
   keys: values.keys === undefined ? profile.keys : Number(values.keys),
   concurrency: values.concurrency === undefined ? profile.concurrency : Number(values.concurrency),
   handlerMs: values['handler-ms'] === undefined ? profile.handlerMs : Number(values['handler-ms']),

@@ -3,8 +3,8 @@
 // effect is a row appended to the effect ledger, outside the system under test, before it answers: one row per
 // execution, no uniqueness, so duplicates are counted rather than prevented. In transactional mode the effect is
 // a row of the business table written through the claim's transaction (it commits with the key or not at all),
-// pg's (`postgres-tx`) or an ORM's (`postgres-kysely` …, proof/orm-stores.ts), and the ledger row records the
-// execution (attempts that rolled back included).
+// pg's (`postgres-tx`), an ORM's (`postgres-kysely` …, proof/orm-stores.ts) or MariaDB's (`mysql-tx`,
+// proof/mysql.ts), and the ledger row records the execution (attempts that rolled back included).
 //
 // Usage: node --import tsx proof/server.ts '<ServerConfig JSON>'. Prints {"ready":port} once listening; on stdin
 // end it flushes its event log and exits.
@@ -27,7 +27,7 @@ import { PostgresStore, transactionOf } from '../src/stores/postgres/index.js';
 import { RedisStore } from '../src/stores/redis/index.js';
 import { openOrmStore, type PaymentValues } from './orm-stores.js';
 import { sentinelClient } from './sentinel.js';
-import { isOrm, type Route, type ServerConfig } from './types.js';
+import { isMySqlConnection, isOrm, type Route, type ServerConfig } from './types.js';
 
 const config = JSON.parse(process.argv[2] ?? '{}') as ServerConfig;
 const { pid } = process;
@@ -78,6 +78,22 @@ if (s.kind === 'redis') {
   client.on('end', () => events.push(['ioredis', null, 'client-ended', '', Date.now()]));
   store = new RedisStore({ client, prefix: config.prefix, durable: s.durable });
   closeStore = async () => client.close();
+} else if (isMySqlConnection(s)) {
+  // Imported only when its kind runs, as the ORMs are: the other phases' servers never load mysql2 or the AWS SDK.
+  const { openMySqlStore } = await import('./mysql.js');
+  const mysql = openMySqlStore(s, {
+    poolSize: config.connections.store,
+    connectTimeoutMs: config.storeTimeoutMs,
+  });
+  store = mysql.store;
+  const pay = mysql.pay;
+  if (pay !== undefined) payThrough = (context, payment) => pay(context, payment);
+  closeStore = mysql.close;
+} else if (s.kind === 'dynamodb') {
+  const { openDynamoStore } = await import('./dynamodb.js');
+  const dynamo = openDynamoStore(s);
+  store = dynamo.store;
+  closeStore = dynamo.close;
 } else if (isOrm(s.kind)) {
   const orm = await openOrmStore(s.kind, {
     url: s.url,

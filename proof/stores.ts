@@ -7,6 +7,10 @@
 // - postgres / postgres-tx / postgres-kysely, -drizzle, -prisma: the machine's PostgreSQL (shared, so never
 //   restarted): every backend of the app (by `application_name`, which the ORMs' pools carry too) is terminated
 //   with `pg_terminate_backend`, three times over 600 ms; the ledger's and the checker's connections are left alone.
+// - mysql / mysql-tx: the machine's MariaDB (shared, so never restarted either): new connections refused for the
+//   down time while every app session is KILLed on the server, three times over 600 ms (proof/mysql.ts).
+// - dynamodb: a dynalite process of the run's own on a LevelDB directory; SIGKILLed, down for a moment, restarted
+//   on the same port and directory (proof/dynamodb.ts).
 import { execFile } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -15,11 +19,19 @@ import { promisify } from 'node:util';
 import { Cluster, Redis } from 'ioredis';
 import pg from 'pg';
 import { type RedisProcess, startRedis, stopAll } from '../test/redis/support/redis-server.js';
+import { startMySqlStore } from './mysql.js';
 import { prepareOrm } from './orm-stores.js';
 import { redisPeek } from './peek-redis.js';
 import { type FaultProxy, startFaultProxy } from './proxy.js';
 import { startSentinelStore } from './sentinel.js';
-import { isOrm, type PostgresStoreKind, type StoreConnection, type StoreKind } from './types.js';
+import {
+  type FaultRecord,
+  isMySql,
+  isOrm,
+  type PostgresStoreKind,
+  type StoreConnection,
+  type StoreKind,
+} from './types.js';
 
 const run = promisify(execFile);
 const PERSISTENT = ['--appendonly', 'yes', '--appendfsync', 'always'];
@@ -32,8 +44,11 @@ export interface StoreUnderTest {
   restart(downMs: number): Promise<string>;
   /** The record of a storage id as the store has it now (read directly, not through the proxies). */
   peek(id: string): Promise<{ state: 'inProgress' | 'completed' | 'released'; token: number } | undefined>;
-  /** How the restart fault is named in the report, when it is not a restart (Sentinel: a failover). */
-  readonly restartLabel?: { readonly name: string; readonly kind: 'failover' };
+  /**
+   * How the restart fault is named in the report, when it is not a restart (Sentinel: a failover; MariaDB: its
+   * sessions killed and connections refused).
+   */
+  readonly restartLabel?: { readonly name: string; readonly kind: FaultRecord['kind'] };
   /** Redis only: `SCRIPT FLUSH` on every node. */
   scriptFlush?(): Promise<string>;
   close(): Promise<void>;
@@ -43,10 +58,13 @@ export async function startStore(
   kind: StoreKind,
   postgres: { url: string; schema: string; applicationName: string },
   prefix: string,
+  run: { readonly mysqlUrl: string; readonly keep: boolean },
 ): Promise<StoreUnderTest> {
   if (kind === 'redis') return startStandalone(prefix);
   if (kind === 'cluster') return startCluster(prefix);
   if (kind === 'sentinel') return startSentinelStore(prefix);
+  if (isMySql(kind)) return startMySqlStore(kind, run.mysqlUrl, postgres.schema, run.keep);
+  if (kind === 'dynamodb') return (await import('./dynamodb.js')).startDynamoStore(postgres.schema);
   return startPostgres(kind, postgres);
 }
 

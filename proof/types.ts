@@ -8,6 +8,10 @@ export type Adapter = (typeof ADAPTERS)[number];
 export const ORM_STORE_KINDS = ['postgres-kysely', 'postgres-drizzle', 'postgres-prisma'] as const;
 export type OrmStoreKind = (typeof ORM_STORE_KINDS)[number];
 
+/** The stores on MariaDB (`oncely/mysql`): plain, and transactional mode (proof/mysql.ts). */
+export const MYSQL_STORE_KINDS = ['mysql', 'mysql-tx'] as const;
+export type MySqlStoreKind = (typeof MYSQL_STORE_KINDS)[number];
+
 export const STORE_KINDS = [
   'redis',
   'cluster',
@@ -15,6 +19,8 @@ export const STORE_KINDS = [
   'postgres',
   'postgres-tx',
   ...ORM_STORE_KINDS,
+  ...MYSQL_STORE_KINDS,
+  'dynamodb',
 ] as const;
 export type StoreKind = (typeof STORE_KINDS)[number];
 
@@ -22,15 +28,20 @@ export type StoreKind = (typeof STORE_KINDS)[number];
 export type PostgresStoreKind = 'postgres' | 'postgres-tx' | OrmStoreKind;
 
 export function isPostgres(kind: StoreKind): kind is PostgresStoreKind {
-  return kind === 'postgres' || isTransactional(kind);
+  return kind === 'postgres' || kind === 'postgres-tx' || isOrm(kind);
+}
+
+export function isMySql(kind: StoreKind): kind is MySqlStoreKind {
+  return (MYSQL_STORE_KINDS as readonly string[]).includes(kind);
 }
 
 /**
- * Whether the handler's effect is a payment row written through the claim's transaction (pg's or an ORM's): it
- * commits with the key or not at all, and the checker holds such a store to one committed effect per key.
+ * Whether the handler's effect is a payment row written through the claim's transaction (pg's, an ORM's or
+ * MySQL's): it commits with the key or not at all, and the checker holds such a store to one committed effect per
+ * key.
  */
-export function isTransactional(kind: StoreKind): kind is 'postgres-tx' | OrmStoreKind {
-  return kind === 'postgres-tx' || isOrm(kind);
+export function isTransactional(kind: StoreKind): kind is 'postgres-tx' | OrmStoreKind | 'mysql-tx' {
+  return kind === 'postgres-tx' || kind === 'mysql-tx' || isOrm(kind);
 }
 
 export function isOrm(kind: StoreKind): kind is OrmStoreKind {
@@ -65,7 +76,28 @@ export type StoreConnection =
       readonly url: string;
       readonly schema: string;
       readonly applicationName: string;
+    }
+  | {
+      readonly kind: MySqlStoreKind;
+      /** `mysql://…` through the proxy. */
+      readonly url: string;
+      /** The store's table (its procedures beside it) and, in transactional mode, the payments table. */
+      readonly table: string;
+      readonly payments: string;
+    }
+  | {
+      readonly kind: 'dynamodb';
+      /** dynalite through the proxy. */
+      readonly endpoint: string;
+      readonly table: string;
     };
+
+/** The connection of a MariaDB store (a guard on the connection itself, so the other branches narrow too). */
+export function isMySqlConnection(
+  connection: StoreConnection,
+): connection is Extract<StoreConnection, { kind: MySqlStoreKind }> {
+  return isMySql(connection.kind);
+}
 
 export interface ServerConfig {
   readonly name: string;
@@ -80,7 +112,7 @@ export interface ServerConfig {
   readonly storeTimeoutMs: number;
   /** The handler works for a random 0..handlerMs after recording its effect, before it answers. */
   readonly handlerMs: number;
-  /** Pool sizes on PostgreSQL: the store's (pg mode and the ORMs alike) and the ledger's. */
+  /** Pool sizes: the store's (pg mode, the ORMs and MySQL alike) and the ledger's (PostgreSQL). */
   readonly connections: { readonly store: number; readonly ledger: number };
 }
 
