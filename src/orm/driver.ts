@@ -69,6 +69,11 @@ export interface SqlDriver<Handle> {
 export interface MySqlAnswer {
   readonly rows: readonly RawRow[];
   readonly affectedRows: number;
+  /**
+   * A CALL's one answer row as bare values, where the ORM lost the column names (Prisma's mariadb adapter): in the
+   * procedure's column order, which the store knows (`callAnswerColumns`).
+   */
+  readonly values?: readonly unknown[];
 }
 
 /**

@@ -5,7 +5,7 @@
  * the ORM's failures back into the server's error (number, SQLSTATE, message) wherever the ORM wrapped it, so the
  * store's retries, hints and escape checks work as on a pool of its own.
  */
-import { StoreUnavailableError } from '../core/errors.js';
+import { CorruptRecordError, StoreUnavailableError } from '../core/errors.js';
 import {
   type Answer,
   type Connection,
@@ -14,7 +14,7 @@ import {
   type Row,
   type SqlValue,
 } from '../stores/mysql/driver.js';
-import { inlineValues } from '../stores/mysql/sql.js';
+import { callAnswerColumns, inlineValues } from '../stores/mysql/sql.js';
 import type { MySqlAnswer, MySqlSqlDriver } from './driver.js';
 
 /** A MySQL server error as the store reads one (mysql2's and mariadb's shape), found inside an ORM's failure. */
@@ -82,7 +82,15 @@ export async function runThrough(
   } catch (error) {
     throw mysqlFailure(error);
   }
-  return { rows: answer.rows.map(rowOf), affectedRows: answer.affectedRows };
+  if (answer.values === undefined) return { rows: answer.rows.map(rowOf), affectedRows: answer.affectedRows };
+  const columns = callAnswerColumns(sql);
+  if (columns === undefined || columns.length !== answer.values.length) {
+    throw new CorruptRecordError(
+      `a CALL answered ${answer.values.length} unnamed values, which oncely cannot name for this statement`,
+    );
+  }
+  const row = Object.fromEntries(columns.map((column, index) => [column, answer.values?.[index]]));
+  return { rows: [rowOf(row)], affectedRows: 0 };
 }
 
 /**

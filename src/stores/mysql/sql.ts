@@ -56,6 +56,45 @@ export interface Routines {
   readonly delete: string;
 }
 
+// The columns of each procedure's one answer row, in order (begin.sql, claim.sql, delete.sql end with that SELECT).
+const CALL_ANSWERS: Readonly<Record<'begin' | 'claim' | 'delete', readonly string[]>> = {
+  begin: [
+    'outcome',
+    'token',
+    'attempt',
+    'retry_after_ms',
+    'completed_at_ms',
+    'status',
+    'headers',
+    'body',
+    'encoding',
+    'storage',
+  ],
+  claim: [
+    'outcome',
+    'token',
+    'attempt',
+    'retry_after_ms',
+    'completed_at_ms',
+    'status',
+    'headers',
+    'body',
+    'encoding',
+    'storage',
+    'connection_id',
+  ],
+  delete: ['existed'],
+};
+
+/**
+ * The answer columns of one of the store's CALL statements, told from the procedure's name (`…_claim_v1`), for a
+ * driver that hands a CALL's row back as bare values (Prisma's mariadb adapter). Undefined for any other text.
+ */
+export function callAnswerColumns(sql: string): readonly string[] | undefined {
+  const verb = /^CALL `(?:[^`]|``)*_(begin|claim|delete)_v\d+`\(/.exec(sql)?.[1];
+  return verb === undefined ? undefined : CALL_ANSWERS[verb as keyof typeof CALL_ANSWERS];
+}
+
 /** `` `name` ``, with embedded backticks doubled: safe for any table or routine name. */
 export function quoteName(name: string): string {
   return `\`${name.replaceAll('`', '``')}\``;

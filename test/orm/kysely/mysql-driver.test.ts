@@ -33,7 +33,11 @@ describe('KyselyStore on MySQL', () => {
   });
 
   function mysqlKysely(poolSize: number, plugins = false): Kysely<MySqlDatabase> {
-    const pool = createPool({ ...connectionOptions(services.mariadb.url), connectionLimit: poolSize });
+    const pool = createPool({
+      ...connectionOptions(services.mariadb.url),
+      database: tables.database,
+      connectionLimit: poolSize,
+    });
     const made = new Kysely<MySqlDatabase>({ dialect: new MysqlDialect({ pool }) });
     return plugins ? made.withPlugin(new CamelCasePlugin()) : made;
   }

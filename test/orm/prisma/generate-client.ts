@@ -1,19 +1,36 @@
 /**
- * @module Vitest global setup: generates the Prisma test client (schema.prisma -> ./generated and the docs test's
- * test/docs/.virtual/generated/prisma, both ignored by git) before any test file imports it, so the Prisma tests
- * and the docs' Prisma blocks work on a fresh clone. Once per run, before the workers start, so no two test files
- * write the folders at once; skipped when both were made from this schema by this Prisma version.
+ * @module Vitest global setup: generates the Prisma test clients (schema.prisma -> ./generated and the docs test's
+ * test/docs/.virtual/generated/prisma; mysql.prisma -> ./generated/mysql; all ignored by git) before any test file
+ * imports them, so the Prisma tests and the docs' Prisma blocks work on a fresh clone. Once per run, before the
+ * workers start, so no two test files write the folders at once; each skipped when it was made from its schema by
+ * this Prisma version.
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const here = (path: string) => fileURLToPath(new URL(path, import.meta.url));
-const schemaPath = here('./schema.prisma');
-const stampPath = here('./generated/.made-from');
-const outputs = [here('./generated/client.ts'), here('../../docs/.virtual/generated/prisma/client.ts')];
+
+interface Client {
+  readonly schema: string;
+  /** Where its `client.ts` files land (one per generator), and the folder its stamp goes in. */
+  readonly outputs: readonly string[];
+  readonly folder: string;
+}
+
+// PostgreSQL's first: its generation empties ./generated, MySQL's folder inside it too, so MySQL's comes after.
+const POSTGRES: Client = {
+  schema: here('./schema.prisma'),
+  outputs: [here('./generated/client.ts'), here('../../docs/.virtual/generated/prisma/client.ts')],
+  folder: here('./generated'),
+};
+const MYSQL: Client = {
+  schema: here('./mysql.prisma'),
+  outputs: [here('./generated/mysql/client.ts')],
+  folder: here('./generated/mysql'),
+};
 
 export default function generatePrismaClient(): void {
   const require = createRequire(import.meta.url);
@@ -21,11 +38,19 @@ export default function generatePrismaClient(): void {
   const manifestPath = require.resolve('prisma/package.json');
   const manifest = require(manifestPath) as { version: string; bin: { prisma: string } };
   const cli = join(dirname(manifestPath), manifest.bin.prisma);
-  const version = manifest.version;
-  const stamp = `prisma ${version}\n${readFileSync(schemaPath, 'utf8')}`;
-  const made = outputs.every((output) => existsSync(output));
-  if (made && existsSync(stampPath) && readFileSync(stampPath, 'utf8') === stamp) return;
-  execFileSync(process.execPath, [cli, 'generate', '--schema', schemaPath], {
+  const madePostgres = generate(cli, manifest.version, POSTGRES, false);
+  generate(cli, manifest.version, MYSQL, madePostgres);
+}
+
+/** Generates `client` unless it was made from its schema by this version (or `force`); true when it generated. */
+function generate(cli: string, version: string, client: Client, force: boolean): boolean {
+  const stampPath = join(client.folder, '.made-from');
+  const stamp = `prisma ${version}\n${readFileSync(client.schema, 'utf8')}`;
+  const made = client.outputs.every((output) => existsSync(output));
+  if (!force && made && existsSync(stampPath) && readFileSync(stampPath, 'utf8') === stamp) return false;
+  // MySQL's folder, emptied by PostgreSQL's generation, keeps empty folders in which Prisma refuses to generate.
+  if (client === MYSQL) rmSync(client.folder, { recursive: true, force: true });
+  execFileSync(process.execPath, [cli, 'generate', '--schema', client.schema], {
     // Quiet when it works; a failure's error carries the CLI's stderr.
     stdio: 'pipe',
     env: {
@@ -37,6 +62,7 @@ export default function generatePrismaClient(): void {
     },
   });
   writeFileSync(stampPath, stamp);
+  return true;
 }
 
 // Run as a script too (`node --import tsx test/orm/prisma/generate-client.ts`), for a type-check before any test.

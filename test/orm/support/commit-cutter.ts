@@ -12,8 +12,8 @@ import { createServer, type Server, type Socket, connect as tcpConnect } from 'n
 const COM_QUERY = 0x03;
 
 export interface CommitCutter {
-  /** `mysql://root@127.0.0.1:<port>/test`: the server through the proxy. */
-  readonly url: string;
+  /** `mysql://root@127.0.0.1:<port>/<database>`: the server through the proxy. */
+  urlFor(database: string): string;
   readonly port: number;
   /** Cuts the connection of the next COMMIT seen (once). */
   arm(): void;
@@ -22,11 +22,7 @@ export interface CommitCutter {
   close(): Promise<void>;
 }
 
-export async function commitCutter(target: {
-  host: string;
-  port: number;
-  database: string;
-}): Promise<CommitCutter> {
+export async function commitCutter(target: { host: string; port: number }): Promise<CommitCutter> {
   let armed = false;
   let cuts = 0;
   const sockets = new Set<Socket>();
@@ -68,7 +64,7 @@ export async function commitCutter(target: {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as { port: number };
   return {
-    url: `mysql://root@127.0.0.1:${port}/${target.database}`,
+    urlFor: (database) => `mysql://root@127.0.0.1:${port}/${database}`,
     port,
     arm() {
       armed = true;

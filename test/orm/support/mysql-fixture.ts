@@ -5,8 +5,10 @@
  */
 import type { OrmStore } from '../../../src/orm/orm-store.js';
 
-/** The tables of one suite run, in database `test`: oncely's (migrated by the store) and the payments. */
+/** The tables of one suite run, in a database of its own: oncely's (migrated by the store) and the payments. */
 export interface MySqlTables {
+  /** The run's database, which the URL a fixture is given names. */
+  readonly database: string;
   /** oncely's table, made by `store.migrate()` through the ORM. */
   readonly table: string;
   /** `payments (id VARCHAR(64) PRIMARY KEY, cents INT NOT NULL)`, made by the suite. */
@@ -32,7 +34,10 @@ export interface MySqlOrmWorld<Handle> {
 
 export interface MySqlOrmFixture<Handle> {
   readonly name: string;
-  /** The ORM on `url` (a MariaDB URL), with at most `poolSize` connections where the ORM lets it be bounded. */
+  /**
+   * The ORM on `url` (a MariaDB URL of the run's database), with at most `poolSize` connections where the ORM lets
+   * it be bounded.
+   */
   open(tables: MySqlTables, url: string, poolSize?: number): Promise<MySqlOrmWorld<Handle>>;
 }
 

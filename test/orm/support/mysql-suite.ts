@@ -35,8 +35,8 @@ export function describeOrmMySql<Handle>(fixture: MySqlOrmFixture<Handle>): void
       await requireService('mariadb');
       tables = await freshMySqlTables(fixture.name);
       const { host, port } = services.mariadb;
-      cutter = await commitCutter({ host, port, database: new URL(services.mariadb.url).pathname.slice(1) });
-      world = await fixture.open(tables, cutter.url);
+      cutter = await commitCutter({ host, port });
+      world = await fixture.open(tables, cutter.urlFor(tables.database));
       // Through the ORM, twice: the table and its procedures are made once, and a second run changes nothing.
       await world.store.migrate();
       await world.store.migrate();
@@ -68,6 +68,32 @@ export function describeOrmMySql<Handle>(fixture: MySqlOrmFixture<Handle>): void
       expect(world.store.dialect).toBe('mysql');
       expect(world.store.name).toBe('mysql');
       expect(world.store.waitFor).toBeUndefined();
+    });
+
+    it('the plain transitions run through the ORM too: begin, complete, replay byte for byte, get, delete, stats', async () => {
+      const key = `plain-${Math.random().toString(36).slice(2)}`;
+      const input = { key, fingerprint: 'f', leaseMs: 10_000, retentionMs: 60_000, label: 'POST /pâyments' };
+      const claim = await world.store.begin(input);
+      if (claim.kind !== 'acquired') throw new Error(claim.kind);
+      const body = new Uint8Array(256).map((_, i) => i);
+      const outcome = { status: 201, headers: [['x-q', `it's \\ "q"`]] as [string, string][], body };
+      const stored = { ...outcome, encoding: 'identity', storage: 'inline' } as const;
+      expect(
+        await world.store.complete({ key, token: claim.token, outcome: stored, retentionMs: 60_000 }),
+      ).toEqual({
+        kind: 'ok',
+      });
+      const replay = await world.store.begin(input);
+      if (replay.kind !== 'replay') throw new Error(replay.kind);
+      expect(Buffer.from(replay.outcome.body).equals(Buffer.from(body))).toBe(true);
+      expect(replay.outcome.headers).toEqual(outcome.headers);
+      expect((await world.store.get(key))?.label).toBe('POST /pâyments');
+      expect((await world.store.stats()).completed).toBeGreaterThanOrEqual(1);
+      const view = await world.store.inspector.record(key, { body: true });
+      expect(view?.outcome?.bodyBytes).toBe(256);
+      expect(Buffer.from(view?.outcome?.body ?? []).equals(Buffer.from(body))).toBe(true);
+      expect(await world.store.delete(key)).toBe(true);
+      expect(await world.store.get(key)).toBeUndefined();
     });
 
     it('commits the record with the writes; a retry replays without running', async () => {
@@ -328,7 +354,11 @@ export function describeOrmMySql<Handle>(fixture: MySqlOrmFixture<Handle>): void
     });
 
     it('a storm of 51 callers of one key across three processes: one committed effect, identical answers', async () => {
-      const workers = new PayProcesses(3, { orm: fixture.name, tables, url: cutter.url }, worker);
+      const workers = new PayProcesses(
+        3,
+        { orm: fixture.name, tables, url: cutter.urlFor(tables.database) },
+        worker,
+      );
       try {
         expect(await workers.read()).toEqual(['ready', 'ready', 'ready']);
         workers.send('storm s-1 17');
@@ -345,7 +375,11 @@ export function describeOrmMySql<Handle>(fixture: MySqlOrmFixture<Handle>): void
     }, 60_000);
 
     it('SIGKILL mid-transaction: nothing committed, and the retry runs once', async () => {
-      const workers = new PayProcesses(1, { orm: fixture.name, tables, url: cutter.url }, worker);
+      const workers = new PayProcesses(
+        1,
+        { orm: fixture.name, tables, url: cutter.urlFor(tables.database) },
+        worker,
+      );
       try {
         expect(await workers.read()).toEqual(['ready']);
         workers.send('hang k-1');

@@ -1,8 +1,10 @@
 /**
- * The tables of one MySQL suite run: unique names in database `test`, the payments table made here (oncely's is
- * made by the store's own migrate, through the ORM under test), counted and dropped on a plain mysql2 pool.
+ * The tables of one MySQL suite run, in a database of its own (so fixed names serve, as an ORM's models expect: the
+ * Prisma model maps to `payments`): the payments table made here, oncely's by the store's own migrate, through the
+ * ORM under test; counted on a plain mysql2 pool, and dropped with the database.
  */
-import { createPool, dropTable, query, uniqueTable } from '../../mysql/support.js';
+import { randomBytes } from 'node:crypto';
+import { createPool, query } from '../../mysql/support.js';
 import type { MySqlTables } from './mysql-fixture.js';
 
 export interface MySqlTablesOwner extends MySqlTables {
@@ -16,22 +18,27 @@ export interface MySqlTablesOwner extends MySqlTables {
 
 export async function freshMySqlTables(orm: string): Promise<MySqlTablesOwner> {
   const pool = createPool('mysql2', { size: 3 });
-  const label = orm.replace(/\W/g, '_');
-  const table = uniqueTable(label);
-  const payments = `${table}_payments`;
-  await query(pool, `CREATE TABLE \`${payments}\` (id VARCHAR(64) PRIMARY KEY, cents INT NOT NULL)`);
+  const database = `oncely_test_${orm.replace(/\W/g, '_')}_${randomBytes(4).toString('hex')}`;
+  const payments = 'payments';
+  await query(pool, `CREATE DATABASE \`${database}\``);
+  await query(
+    pool,
+    `CREATE TABLE \`${database}\`.${payments} (id VARCHAR(64) PRIMARY KEY, cents INT NOT NULL)`,
+  );
   return {
-    table,
+    database,
+    table: 'oncely_keys',
     payments,
     async count(id) {
-      const rows = await query(pool, `SELECT COUNT(*) AS n FROM \`${payments}\` WHERE id = ?`, [id]);
+      const rows = await query(pool, `SELECT COUNT(*) AS n FROM \`${database}\`.${payments} WHERE id = ?`, [
+        id,
+      ]);
       return Number(rows[0]?.n);
     },
     query: (sql, values) => query(pool, sql, values),
     async drop() {
       try {
-        await query(pool, `DROP TABLE IF EXISTS \`${payments}\``);
-        await dropTable(pool, table);
+        await query(pool, `DROP DATABASE IF EXISTS \`${database}\``);
       } finally {
         await pool.end();
       }
