@@ -1,9 +1,9 @@
 /**
- * @module Vitest global setup: generates the Prisma test clients (schema.prisma -> ./generated and the docs test's
- * test/docs/.virtual/generated/prisma; mysql.prisma -> ./generated/mysql; all ignored by git) before any test file
- * imports them, so the Prisma tests and the docs' Prisma blocks work on a fresh clone. Once per run, before the
- * workers start, so no two test files write the folders at once; each skipped when it was made from its schema by
- * this Prisma version.
+ * @module Vitest global setup: generates the Prisma test clients before any test file imports them, so the Prisma
+ * tests and the docs' Prisma blocks work on a fresh clone: schema.prisma -> ./generated and the docs test's
+ * test/docs/.virtual/generated/prisma; mysql.prisma -> ./generated/mysql and test/docs/.virtual/generated/prisma-mysql
+ * (all ignored by git). Once per run, before the workers start, so no two test files write the folders at once;
+ * each skipped when it was made from its schema by this Prisma version.
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -28,7 +28,10 @@ const POSTGRES: Client = {
 };
 const MYSQL: Client = {
   schema: here('./mysql.prisma'),
-  outputs: [here('./generated/mysql/client.ts')],
+  outputs: [
+    here('./generated/mysql/client.ts'),
+    here('../../docs/.virtual/generated/prisma-mysql/client.ts'),
+  ],
   folder: here('./generated/mysql'),
 };
 
