@@ -28,7 +28,21 @@ import { OrmPostgresStore, type OrmStoreOptions } from './store.js';
 
 export type { OrmStoreOptions };
 
-type Implementation<Handle> = OrmPostgresStore<Handle> | OrmMySqlStore<Handle>;
+/**
+ * What each dialect's store (OrmPostgresStore, OrmMySqlStore) offers, as the ORM store uses it. Named by shape, so
+ * the ORM store's declarations name neither dialect's store: a PostgreSQL user's types never reach for the MySQL
+ * drivers' (and the other way round).
+ */
+interface Implementation<Handle> extends Store {
+  readonly name: 'postgres' | 'mysql';
+  readonly inspector: StoreInspector;
+  transactionOf(context: { readonly transaction?: unknown } | null | undefined): Handle;
+  join(handle: Handle): Implementation<Handle>;
+  migrate(): Promise<void>;
+  beginTransaction(input: TransactionBeginInput): Promise<TransactionBeginResult>;
+  stats(): Promise<StoreStats>;
+  purgeExpired(options?: PurgeOptions): Promise<number>;
+}
 
 /**
  * The key's record, the handler's writes through the ORM's own transaction object and the outcome, committed
@@ -52,7 +66,7 @@ export class OrmStore<Handle> implements Store {
     options: OrmStoreOptions = {},
     implementation?: Implementation<Handle>,
   ) {
-    const store =
+    const store: Implementation<Handle> =
       implementation ??
       (driver.dialect === 'mysql'
         ? new OrmMySqlStore(driver, options)
