@@ -353,54 +353,52 @@ export function describeOrmMySql<Handle>(fixture: MySqlOrmFixture<Handle>): void
       expect(await tables.count('i-1')).toBe(1);
     });
 
-    it('a storm of 51 callers of one key across three processes: one committed effect, identical answers', async () => {
-      const workers = new PayProcesses(
+    // Three child processes, started once for the storm and the SIGKILL (each start loads the ORM: seconds).
+    let workers: PayProcesses | undefined;
+    async function processes(): Promise<PayProcesses> {
+      if (workers !== undefined) return workers;
+      workers = new PayProcesses(
         3,
         { orm: fixture.name, tables, url: cutter.urlFor(tables.database) },
         worker,
       );
-      try {
-        expect(await workers.read()).toEqual(['ready', 'ready', 'ready']);
-        workers.send('storm s-1 17');
-        const answers = (await workers.read()).flatMap((line) => JSON.parse(line) as unknown[]);
-        expect(answers).toHaveLength(51);
-        for (const answer of answers) expect(answer).toMatchObject({ value: { paid: 100 } });
-        expect(answers.filter((answer) => (answer as { replayed: boolean }).replayed === false)).toHaveLength(
-          1,
-        );
-        expect(await tables.count('s-1')).toBe(1);
-      } finally {
-        await workers.stop();
-      }
+      expect(await workers.read()).toEqual(['ready', 'ready', 'ready']);
+      return workers;
+    }
+    afterAll(async () => {
+      await workers?.stop();
+    });
+
+    it('a storm of 51 callers of one key across three processes: one committed effect, identical answers', async () => {
+      const running = await processes();
+      running.send('storm s-1 17');
+      const answers = (await running.read()).flatMap((line) => JSON.parse(line) as unknown[]);
+      expect(answers).toHaveLength(51);
+      for (const answer of answers) expect(answer).toMatchObject({ value: { paid: 100 } });
+      expect(answers.filter((answer) => (answer as { replayed: boolean }).replayed === false)).toHaveLength(
+        1,
+      );
+      expect(await tables.count('s-1')).toBe(1);
     }, 60_000);
 
     it('SIGKILL mid-transaction: nothing committed, and the retry runs once', async () => {
-      const workers = new PayProcesses(
-        1,
-        { orm: fixture.name, tables, url: cutter.urlFor(tables.database) },
-        worker,
+      const running = await processes();
+      running.send('hang k-1', 0);
+      const [inside] = await running.read(0);
+      expect(inside).toMatch(/^inside \d+$/);
+      const thread = Number(inside!.split(' ')[1]);
+      // The claim and the payment are in a transaction that is open on the server, invisible outside it.
+      const open = await tables.query(
+        'SELECT COUNT(*) AS n FROM information_schema.INNODB_TRX WHERE trx_mysql_thread_id = ?',
+        [thread],
       );
-      try {
-        expect(await workers.read()).toEqual(['ready']);
-        workers.send('hang k-1');
-        const [inside] = await workers.read(0);
-        expect(inside).toMatch(/^inside \d+$/);
-        const thread = Number(inside!.split(' ')[1]);
-        // The claim and the payment are in a transaction that is open on the server, invisible outside it.
-        const open = await tables.query(
-          'SELECT COUNT(*) AS n FROM information_schema.INNODB_TRX WHERE trx_mysql_thread_id = ?',
-          [thread],
-        );
-        expect(Number(open[0]?.n)).toBe(1);
-        expect(await tables.count('k-1')).toBe(0);
-        const child = workers.children[0]!;
-        const exited = new Promise((resolve) => child.once('exit', resolve));
-        child.kill('SIGKILL');
-        await exited;
-        await threadGone(tables, thread);
-      } finally {
-        await workers.stop();
-      }
+      expect(Number(open[0]?.n)).toBe(1);
+      expect(await tables.count('k-1')).toBe(0);
+      const child = running.children[0]!;
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.kill('SIGKILL');
+      await exited;
+      await threadGone(tables, thread);
       expect(await tables.count('k-1')).toBe(0);
       expect(await recordOf('pay', 'k-1')).toBeUndefined();
       const { pay, runs } = payer('pay');
