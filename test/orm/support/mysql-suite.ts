@@ -30,6 +30,8 @@ export function describeOrmMySql<Handle>(fixture: MySqlOrmFixture<Handle>): void
     let world: MySqlOrmWorld<Handle>;
     let tables: MySqlTablesOwner;
     let cutter: CommitCutter;
+    // Three child processes, started once for the storm and the SIGKILL (each start loads the ORM: seconds).
+    let workers: PayProcesses | undefined;
 
     beforeAll(async () => {
       await requireService('mariadb');
@@ -42,6 +44,7 @@ export function describeOrmMySql<Handle>(fixture: MySqlOrmFixture<Handle>): void
       await world.store.migrate();
     });
     afterAll(async () => {
+      await workers?.stop();
       await world?.close();
       await cutter?.close();
       await tables?.drop();
@@ -353,8 +356,6 @@ export function describeOrmMySql<Handle>(fixture: MySqlOrmFixture<Handle>): void
       expect(await tables.count('i-1')).toBe(1);
     });
 
-    // Three child processes, started once for the storm and the SIGKILL (each start loads the ORM: seconds).
-    let workers: PayProcesses | undefined;
     async function processes(): Promise<PayProcesses> {
       if (workers !== undefined) return workers;
       workers = new PayProcesses(
@@ -365,10 +366,6 @@ export function describeOrmMySql<Handle>(fixture: MySqlOrmFixture<Handle>): void
       expect(await workers.read()).toEqual(['ready', 'ready', 'ready']);
       return workers;
     }
-    afterAll(async () => {
-      await workers?.stop();
-    });
-
     it('a storm of 51 callers of one key across three processes: one committed effect, identical answers', async () => {
       const running = await processes();
       running.send('storm s-1 17');
