@@ -7,7 +7,7 @@ import { stats } from '../../src/cli/commands/stats.js';
 import { scopedKey } from '../../src/store.js';
 import { MySqlStore } from '../../src/stores/mysql/index.js';
 import { requireService, services } from '../support/services.js';
-import { createPool, dropTable, uniqueTable } from './support.js';
+import { createPool, dropTable, query, uniqueTable } from './support.js';
 
 // The CLI from its sources (`npm run build` is the lead's): main.ts as the package's bin runs it for exit codes
 // and messages, the commands in this process where only their work is checked (each spawn costs seconds).
@@ -89,13 +89,11 @@ describe('oncely CLI with --store mysql', () => {
     );
 
     // The transactional outbox's tables came with it, for `outbox.add(connectionOf(context), event)`.
-    const [outboxTables] = await pool.query(
+    const outboxTables = await query(
+      pool,
       "SELECT table_name AS name FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name IN ('oncely_outbox', 'oncely_outbox_keys') ORDER BY table_name",
     );
-    expect((outboxTables as { name: string }[]).map((row) => row.name)).toEqual([
-      'oncely_outbox',
-      'oncely_outbox_keys',
-    ]);
+    expect(outboxTables.map((row) => row.name)).toEqual(['oncely_outbox', 'oncely_outbox_keys']);
 
     const store = new MySqlStore({ pool, table });
     const key = scopedKey('POST /payments', 'cli-1');

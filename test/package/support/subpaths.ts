@@ -44,7 +44,7 @@ export const SUBPATH_PEERS: Readonly<Record<string, readonly string[]>> = {
   'oncely/kysely': ['kysely', 'pg'],
   'oncely/typeorm': ['typeorm', 'pg'],
   'oncely/knex': ['knex', 'pg'],
-  'oncely/mikro-orm': ['@mikro-orm/core', '@mikro-orm/postgresql'],
+  'oncely/mikro-orm': ['@mikro-orm/core', '@mikro-orm/knex', '@mikro-orm/postgresql'],
   'oncely/postgres-js': ['postgres'],
 };
 
