@@ -7,20 +7,22 @@
 // times. Writes the `http-allocations` section of docs/benchmarks.md.
 // Run: npm run build && flock /tmp/oncely-bench.lock node --import tsx bench/http/allocations.ts
 //   (FRAMEWORKS=express,fastify,hono,node REQUESTS=20000 by default; WRITE=0 only prints; VARIANTS=baseline,oncely-memory
-//   measures only those, for a quick before/after of a change, and then writes nothing)
+//   measures only those, for a quick before/after of a change, and then writes nothing; WORKLOAD=replay counts
+//   replays of 1,000 completed keys instead of new requests, and writes nothing either)
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startRedis, stopAll } from '../../test/redis/support/redis-server.js';
 import { writeSection } from '../write-section.mjs';
-import { fireRequests } from './measure.js';
+import { completeReplayKeys, fireRequests, type Workload } from './measure.js';
 import { type Framework, startServer, type Variant } from './processes.js';
 
 const FRAMEWORKS = (process.env.FRAMEWORKS ?? 'express,fastify,hono,node').split(',') as Framework[];
 const ALL_VARIANTS: Variant[] = ['baseline', 'minimal', 'oncely-memory', 'oncely'];
 const VARIANTS = (process.env.VARIANTS?.split(',') as Variant[] | undefined) ?? ALL_VARIANTS;
 const REQUESTS = Number(process.env.REQUESTS ?? 20_000);
+const WORKLOAD = (process.env.WORKLOAD ?? 'unique') as Workload;
 const ROUNDS = 3;
 const COUNTER = fileURLToPath(new URL('./heap-counter.mjs', import.meta.url));
 
@@ -58,8 +60,10 @@ try {
     for (const variant of VARIANTS) {
       const server = await startServer(framework, variant, redis.port, ['--import', COUNTER]);
       try {
+        const prefix = `heap-${server.pid}`;
+        if (WORKLOAD === 'replay') await completeReplayKeys(server, prefix);
         const fire = async () => {
-          const result = await fireRequests(server.url, REQUESTS, 'unique');
+          const result = await fireRequests(server.url, REQUESTS, WORKLOAD, prefix);
           if (result.non2xx > 0 || result.errors > 0) throw new Error(`${framework}/${variant}: failures`);
           return result.requests.total;
         };
@@ -83,7 +87,7 @@ try {
   rmSync(dir, { recursive: true, force: true });
 }
 
-if (VARIANTS !== ALL_VARIANTS) process.exit(0); // the table needs every variant
+if (VARIANTS !== ALL_VARIANTS || WORKLOAD !== 'unique') process.exit(0); // the table: every variant, new requests
 const kb = (bytes: number) => (bytes / 1024).toFixed(1);
 const rows = FRAMEWORKS.map((framework) => {
   const of = (variant: Variant) => perRequest.get(`${framework}/${variant}`)!;

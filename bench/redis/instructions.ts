@@ -5,7 +5,7 @@
 // calls run, which `--hz 1` keeps smaller. So it says how much more Redis works
 // for oncely than for the floor, even on a shared two-core machine.
 // Writes the `redis-instructions` section of docs/benchmarks.md. Run it alone (about 3 minutes):
-//   node --import tsx bench/redis/instructions.ts [--calls 1000]
+//   node --import tsx bench/redis/instructions.ts [--calls 1000]   (WRITE=0 only prints)
 // Needs valgrind (Debian: apt-get install valgrind).
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -229,8 +229,10 @@ try {
     `than now, ${oncely.fresh - 1.25 * minimal.fresh > guarantees ? 'more than' : 'about'} what the clock, the fence and the header cost together (${f(guarantees)} k).`,
   ].join('\n');
   console.log(`\n${markdown}\n`);
-  writeSection('redis-instructions', markdown);
-  console.log('docs/benchmarks.md: section redis-instructions written');
+  if (process.env.WRITE !== '0') {
+    writeSection('redis-instructions', markdown);
+    console.log('docs/benchmarks.md: section redis-instructions written');
+  }
 } finally {
   await counted.stop();
 }

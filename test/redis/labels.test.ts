@@ -1,7 +1,7 @@
 /**
  * @module Record labels in Redis, where the contract suite cannot see: the bytes (a record without a label is layout
- * 2 exactly as before labels; one with a label is layout 3), records written before labels read and continued, and
- * a bad label refused before it reaches a record.
+ * 4 with nothing after its fingerprint; one with a label is layout 5), records written before labels read and
+ * continued, and a bad label refused before it reaches a record.
  */
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, it } from 'vitest';
 import { isInvalidOptionsError } from '../../src/core/errors.js';
 import type { StoredOutcome } from '../../src/core/store.js';
 import { RedisStore } from '../../src/stores/redis/index.js';
+import { COMPACT } from '../../src/stores/redis/record-header.js';
 import { FakeClock } from '../../src/testing/index.js';
 import { requireService, services } from '../support/services.js';
 
@@ -40,7 +41,7 @@ function setup() {
   return { clock, store, raw, key: randomUUID() };
 }
 
-/** The 43-byte header of layout 2 (scripts/lib/record.lua), as every version since layout 2 writes it. */
+/** The 43-byte header of layout 2 (scripts/lib/record.lua), as the versions before layout 4 wrote it. */
 function header(fields: {
   layout: number;
   state: string;
@@ -66,38 +67,38 @@ function header(fields: {
 }
 
 describe('RedisStore labels', () => {
-  it('a claim without a label writes layout 2 byte for byte as before labels; one with a label, layout 3', async () => {
+  it('a claim without a label writes layout 4 with nothing after its fingerprint; one with a label, layout 5', async () => {
     const { clock, store, raw, key } = setup();
     const now = clock.now();
     const plain = await store.begin({ key, fingerprint: 'fp', ...lease });
     assert.ok(plain.kind === 'acquired');
-    const expected = Buffer.concat([
-      header({
-        layout: 2,
-        state: 'p',
-        fpLen: 2,
-        attempt: 1,
-        token: plain.token,
-        leaseUntil: now + LEASE,
-        expiresAt: now + RETENTION,
-        createdAt: now,
-        keep: LEASE,
-      }),
-      Buffer.from('fp'),
-    ]);
+    const head = Buffer.alloc(COMPACT);
+    head[0] = 4;
+    head[1] = 'p'.charCodeAt(0);
+    head.writeUInt16BE(1, 2); // attempt
+    head.writeUIntBE(plain.token, 4, 6);
+    head.writeUInt32BE(plain.token - now, 10); // token - created at
+    head.writeInt32BE(now + LEASE - plain.token, 14);
+    head.writeInt32BE(now + RETENTION - plain.token, 18);
+    head.writeUIntBE(LEASE, 26, 3); // keep
+    const expected = Buffer.concat([head, Buffer.from([2]), Buffer.from('fp')]);
     assert.deepEqual(await raw(key), expected, 'no byte added for a record without a label');
 
     const labelled = randomUUID();
     await store.begin({ key: labelled, fingerprint: 'fp', ...lease, label: 'POST /päy' });
     const bytes = (await raw(labelled))!;
-    assert.equal(bytes[0], 3, 'layout 3: a record with a label');
+    assert.equal(bytes[0], 5, 'layout 5: a record with a label');
     const label = Buffer.from('POST /päy');
-    assert.deepEqual(bytes.subarray(45), Buffer.concat([Buffer.from([0, label.length]), label]));
-    assert.equal(bytes.length, 43 + 2 + 2 + label.length, 'header, fingerprint, u16 length, the label');
+    assert.deepEqual(bytes.subarray(COMPACT + 3), Buffer.concat([Buffer.from([0, label.length]), label]));
+    assert.equal(
+      bytes.length,
+      COMPACT + 3 + 2 + label.length,
+      'header, fingerprint region, u16 length, the label',
+    );
     assert.equal((await store.get(labelled))?.label, 'POST /päy');
   });
 
-  it('a layout 2 record written before labels is read, taken over, completed and replayed without a label', async () => {
+  it('a layout 2 record written before labels is read, taken over (in layout 4), completed and replayed without a label', async () => {
     const { clock, store, raw, key } = setup();
     const now = clock.now();
     const before = Buffer.concat([
@@ -122,7 +123,7 @@ describe('RedisStore labels', () => {
     clock.advance(LEASE + 1);
     const takeover = await store.begin({ key, fingerprint: 'fp', ...lease, label: 'POST /late' });
     assert.ok(takeover.kind === 'acquired' && takeover.takeover && takeover.attempt === 2);
-    assert.equal((await raw(key))![0], 2, 'the record continued: still no label');
+    assert.equal((await raw(key))![0], 4, 'the record continued in layout 4: still no label');
     await store.complete({ key, token: takeover.token, outcome, retentionMs: RETENTION });
     const replay = await store.begin({ key, fingerprint: 'fp', ...lease, label: 'POST /late' });
     assert.ok(replay.kind === 'replay');
@@ -141,7 +142,7 @@ describe('RedisStore labels', () => {
     assert.deepEqual(replay.outcome.headers, outcome.headers);
     assert.equal(Buffer.from(replay.outcome.body).toString(), '{"id":7}');
     const stats = await store.stats();
-    assert.equal(stats.completed, 1, 'stats reads layout 3 headers');
+    assert.equal(stats.completed, 1, 'stats reads layout 5 headers');
   });
 
   it('a label with a control character, or longer than 200 characters, is refused before it is written', async () => {

@@ -8,11 +8,13 @@ import {
   isStoreUnavailableError,
 } from '../../src/core/errors.js';
 import type { StoredOutcome } from '../../src/core/store.js';
+import { shaOf } from '../../src/stores/redis/clients/evalsha.js';
 import { toStoreError } from '../../src/stores/redis/connection.js';
 import { RedisStore, type RedisStoreOptions } from '../../src/stores/redis/index.js';
-import { decodeRecord, decodeReplay, peekHeader } from '../../src/stores/redis/record.js';
+import { decodeRecord, decodeReplay } from '../../src/stores/redis/record.js';
+import { COMPACT, peekHeader } from '../../src/stores/redis/record-header.js';
 import { asBeginResult, decodeBeginReply, decodeReply } from '../../src/stores/redis/replies.js';
-import { commandNames, runScript } from '../../src/stores/redis/scripts.js';
+import { commandNames, registerScripts, runScript, type ScriptName } from '../../src/stores/redis/scripts.js';
 import { requireService, services } from '../support/services.js';
 
 // The Redis store's TypeScript around the scripts, on the machine's Redis: options, the connection gate, how
@@ -41,6 +43,29 @@ const prefix = () => `surface${RUN}-${randomUUID().slice(0, 8)}`;
 const ownKeys = (keys: string[]) => keys.filter((key) => key.includes(`surface${RUN}-`));
 const store = (options: Partial<RedisStoreOptions> = {}) =>
   new RedisStore({ client, prefix: prefix(), ...options });
+/**
+ * Answers the store's calls of one script on `target` (a standalone client: EVALSHA through `call`/`callBuffer`)
+ * with `answer` instead of sending them; every other command goes through. Returns the undo.
+ */
+function intercept(
+  target: Redis,
+  name: ScriptName,
+  answer: (send: () => Promise<unknown>) => Promise<unknown>,
+): () => void {
+  const methods = target as unknown as Record<
+    'call' | 'callBuffer',
+    (...args: unknown[]) => Promise<unknown>
+  >;
+  const saved = { call: methods.call, callBuffer: methods.callBuffer };
+  for (const method of ['call', 'callBuffer'] as const) {
+    methods[method] = function (this: unknown, ...args: unknown[]) {
+      const send = () => saved[method].apply(this, args);
+      return args[0] === 'evalsha' && args[1] === shaOf(name) ? answer(send) : send();
+    };
+  }
+  return () => Object.assign(methods, saved);
+}
+
 const done: StoredOutcome = {
   status: 200,
   headers: [],
@@ -244,22 +269,17 @@ describe('RedisStore replies', () => {
 
   it('a transition that answers like a begin, or a begin that answers like a transition, is corrupt', async () => {
     const s = store();
-    const begin = commandNames.begin;
-    const release = commandNames.release;
-    const methods = client as unknown as Record<string, unknown>;
-    const saved = { begin: methods[`${begin}Buffer`], release: methods[release] };
+    let release: () => Promise<unknown> = async () => [1, 7, 1, 0];
+    const undo = [intercept(client, 'begin', async () => [5]), intercept(client, 'release', () => release())];
     try {
-      methods[`${begin}Buffer`] = async () => [5];
-      methods[release] = async () => [1, 7, 1, 0];
       await expect(s.begin({ key: 'k', fingerprint: 'f', ...lease })).rejects.toSatisfy(isCorruptRecordError);
       await expect(s.release({ key: 'k', token: 7 })).rejects.toSatisfy(isCorruptRecordError);
-      methods[release] = async () => [2, 10, 1];
+      release = async () => [2, 10, 1];
       await expect(s.release({ key: 'k', token: 7 })).rejects.toSatisfy(isCorruptRecordError);
-      methods[release] = async () => [6];
+      release = async () => [6];
       await expect(s.release({ key: 'k', token: 7 })).resolves.toEqual({ kind: 'fenced' });
     } finally {
-      methods[`${begin}Buffer`] = saved.begin;
-      methods[release] = saved.release;
+      for (const back of undo.reverse()) back();
     }
   });
 });
@@ -269,16 +289,11 @@ describe('RedisStore scripts', () => {
     const own = new Redis(services.redis.url, { enableOfflineQueue: false, maxRetriesPerRequest: 0 });
     try {
       const methods = own as unknown as Record<string, unknown>;
-      let calls = 0;
-      const registered = async () => {
-        calls++;
-        return null;
-      };
+      const registered = async () => null;
       methods[commandNames.get] = registered;
-      methods[`${commandNames.get}Buffer`] = registered;
-      const s = new RedisStore({ client: own, prefix: prefix() });
-      expect(await s.get('k')).toBeUndefined();
-      expect(calls).toBe(1);
+      registerScripts(own);
+      expect(methods[commandNames.get]).toBe(registered);
+      expect(typeof methods[commandNames.begin]).toBe('function');
       expect(() => runScript(new Redis({ lazyConnect: true }), 'get', 'k', [])).toThrow(
         expect.objectContaining({ name: 'InvalidOptionsError' }),
       );
@@ -398,13 +413,11 @@ describe('RedisStore waitFor', () => {
     const own = new Redis(services.redis.url, { enableOfflineQueue: false, maxRetriesPerRequest: 0 });
     try {
       const s = new RedisStore({ client: own, prefix: prefix(), pollIntervalMs: 20 });
-      const methods = own as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>;
-      const watch = methods[commandNames.watch]!;
       let checks = 0;
-      methods[commandNames.watch] = function (this: unknown, ...args: unknown[]) {
+      intercept(own, 'watch', (send) => {
         checks++;
-        return watch.apply(this, args);
-      };
+        return send();
+      });
       const claim = await s.begin({ key: 'k', fingerprint: 'f', ...lease });
       if (claim.kind !== 'acquired') throw new Error(claim.kind);
       expect(await s.waitFor('k', { timeoutMs: 100 })).toBe(false);
@@ -606,24 +619,28 @@ describe('RedisStore records', () => {
       for (const [i, value] of values.entries()) copy[at + i] = value;
       return copy;
     };
-    const fingerprintEnd = 43 + 1;
+    // Layout 4: the header, then the fingerprint region (a tag byte, 1, and 'f').
+    const fingerprintEnd = COMPACT + 2;
     const inProgress = edit(1, 0x70);
-    // The fixed part alone, with an empty fingerprint, is a whole in-progress record.
-    const bare = Buffer.concat([bytes.subarray(0, 43)]);
+    // The header alone, with an empty fingerprint (tag 0), is a whole in-progress record.
+    const bare = Buffer.concat([bytes.subarray(0, COMPACT), Buffer.from([0])]);
     bare[1] = 0x70;
-    bare.writeUInt16BE(0, 3);
     expect(decodeRecord('bare', bare)).toMatchObject({ state: 'inProgress', fingerprint: '' });
     expect(peekHeader(bare)).toMatchObject({ state: 'inProgress' });
     const corrupt: [string, unknown][] = [
       ['not bytes', bytes.toString('latin1')],
       ['bytes, but not as the driver hands them over', new Uint8Array(bytes)],
-      ['shorter than the fixed part', bytes.subarray(0, 42)],
+      ['shorter than the header and its tag', bytes.subarray(0, COMPACT)],
       ['the layout byte and little else', bytes.subarray(0, 3)],
       ['another layout', edit(0, 1)],
+      ['a layout to come', edit(0, 8)],
       [
         'a fingerprint longer than the record',
-        Buffer.concat([inProgress.subarray(0, 3), Buffer.from([0, 2]), inProgress.subarray(5, 44)]),
+        edit(1, 0x70)
+          .fill(100, COMPACT, COMPACT + 1)
+          .subarray(0, fingerprintEnd),
       ],
+      ['a long fingerprint, which layout 4 cannot tag', edit(COMPACT, 127)],
       ['an unknown state', edit(1, 0x78)],
       ['an outcome cut short', bytes.subarray(0, fingerprintEnd + 3)],
       ['an unknown encoding', edit(fingerprintEnd + 2, 0x03)],
@@ -644,7 +661,7 @@ describe('RedisStore records', () => {
       );
     }
     expect(() => decodeReplay(inProgress)).toThrow(expect.objectContaining({ name: 'CorruptRecordError' }));
-    expect(peekHeader(bytes.subarray(0, 42))).toBeUndefined();
+    expect(peekHeader(bytes.subarray(0, COMPACT - 1))).toBeUndefined();
     expect(peekHeader(edit(0, 1))).toBeUndefined();
     expect(peekHeader(edit(1, 0x78))).toBeUndefined();
   });

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { describe, it } from 'vitest';
 import {
@@ -9,6 +9,8 @@ import {
 } from '../../src/core/errors.js';
 import type { StoredOutcome } from '../../src/core/store.js';
 import { RedisStore, type RedisStoreOptions } from '../../src/stores/redis/index.js';
+import { COMPACT } from '../../src/stores/redis/record-header.js';
+import { commandNames } from '../../src/stores/redis/scripts.js';
 import { useDisposableRedis } from './support/disposable.js';
 
 // Behaviour the contract suite cannot see: the key layout, TTLs, raw bytes, Redis TIME, pub/sub, stats, WAIT.
@@ -56,7 +58,26 @@ describe('RedisStore options', () => {
 });
 
 describe('RedisStore records', () => {
-  it('live in one STRING (layout 2) at <prefix>:{<key>} and carry a TTL after every transition', async () => {
+  it('on a standalone client, defines no command and sends EVALSHA, EVAL once the server lacks the script', async () => {
+    const own = new Redis({ port: redis.server.port, enableOfflineQueue: false, maxRetriesPerRequest: 0 });
+    try {
+      const s = store({ client: own });
+      assert.equal((own as unknown as Record<string, unknown>)[commandNames.begin], undefined);
+      await redis.admin.script('FLUSH');
+      await redis.admin.config('RESETSTAT');
+      assert.equal((await s.begin({ key: 'k', fingerprint: 'f', ...lease })).kind, 'acquired');
+      assert.equal((await s.begin({ key: 'k', fingerprint: 'f', ...lease })).kind, 'inProgress');
+      const stats = await redis.admin.info('commandstats');
+      const calls = (command: string) =>
+        Number(new RegExp(`^cmdstat_${command}:calls=(\\d+)`, 'm').exec(stats)?.[1] ?? 0);
+      // The first EVALSHA met NOSCRIPT, EVAL ran and loaded the script, the second call was an EVALSHA.
+      assert.deepEqual({ evalsha: calls('evalsha'), eval: calls('eval') }, { evalsha: 2, eval: 1 });
+    } finally {
+      own.disconnect();
+    }
+  });
+
+  it('live in one STRING (layout 4) at <prefix>:{<key>} and carry a TTL after every transition', async () => {
     const s = store();
     const key = randomUUID();
     const recordKey = `${s.keys.prefix}:{${key}}`;
@@ -66,7 +87,7 @@ describe('RedisStore records', () => {
     const first = await s.begin({ key, fingerprint: 'f', leaseMs: 50, retentionMs: 60_000 });
     assert.ok(first.kind === 'acquired');
     assert.equal(await redis.admin.type(recordKey), 'string');
-    assert.equal((await redis.admin.getBuffer(recordKey))?.[0], 2, 'layout byte');
+    assert.equal((await redis.admin.getBuffer(recordKey))?.[0], 4, 'layout byte');
     assert.deepEqual(
       (await redis.admin.keys(`${s.keys.prefix}*`)).sort(),
       [recordKey],
@@ -117,12 +138,15 @@ describe('RedisStore records', () => {
     assert.ok(extended > 110_000 && extended <= 120_000, `extended TTL ${extended}`);
   });
 
-  it('take at most 2.25 times a 200-byte body in memory, completed through the engine path', async () => {
-    // MEMORY USAGE of a record as the HTTP adapters make it: a 43-character fingerprint, content-type JSON. 424 B
-    // on Redis 7.0 with jemalloc; a value left with room to grow (APPEND) or a HASH (0.1: 1,152 B) fails this.
+  it('take at most twice a 200-byte body in memory, with the SHA-256 fingerprint every entry point makes', async () => {
+    // MEMORY USAGE of a completed record without a label: a 43-character SHA-256 fingerprint (its first 16
+    // characters kept), content-type JSON. 360 B on Redis 7.0 with jemalloc: the value, 252 bytes, fits the
+    // 256-byte allocation class. One byte more (layout 2's header or fingerprint, a value left with room to grow by
+    // APPEND) takes the 320-byte class: 424 B, and fails this; a HASH (0.1) 1,152 B.
     const s = store();
     const key = randomUUID();
-    const first = await s.begin({ key, fingerprint: 'x'.repeat(43), ...lease });
+    const fingerprint = createHash('sha256').update('POST /payments {"amount":1}').digest('base64url');
+    const first = await s.begin({ key, fingerprint, ...lease });
     assert.ok(first.kind === 'acquired');
     const json: StoredOutcome = {
       status: 201,
@@ -133,7 +157,12 @@ describe('RedisStore records', () => {
     };
     await s.complete({ key, token: first.token, outcome: json, retentionMs: 60_000 });
     const usage = Number(await redis.admin.memory('USAGE', s.keys.record(key), 'SAMPLES', '0'));
-    assert.ok(usage <= 450, `MEMORY USAGE ${usage} B`);
+    assert.ok(usage <= 400, `MEMORY USAGE ${usage} B`);
+    // And the request it was made for still replays it; another one under the key is a mismatch.
+    const replay = await s.begin({ key, fingerprint, ...lease });
+    assert.equal(replay.kind, 'replay');
+    const other = createHash('sha256').update('POST /payments {"amount":2}').digest('base64url');
+    assert.equal((await s.begin({ key, fingerprint: other, ...lease })).kind, 'mismatch');
   });
 
   it('store body bytes raw (no base64, no JSON) and give them back byte for byte', async () => {
@@ -210,7 +239,7 @@ describe('RedisStore records', () => {
     const halfWritten = randomUUID();
     await redis.admin.hset(s.keys.record(halfWritten), 's', 'c', 'e', String(Date.now() + 60_000));
     await assert.rejects(s.begin({ key: halfWritten, fingerprint: 'f', ...lease }), isCorruptRecordError);
-    // A layout 2 record cut short inside its fingerprint, and one whose outcome is cut short.
+    // A record cut short inside its fingerprint, and one whose outcome is cut short.
     const good = randomUUID();
     const first = await s.begin({ key: good, fingerprint: 'a-fingerprint', ...lease });
     assert.ok(first.kind === 'acquired');
@@ -222,11 +251,11 @@ describe('RedisStore records', () => {
     });
     const bytes = (await redis.admin.getBuffer(s.keys.record(good)))!;
     const cut = randomUUID();
-    await redis.admin.set(s.keys.record(cut), bytes.subarray(0, 45), 'PX', 60_000);
+    await redis.admin.set(s.keys.record(cut), bytes.subarray(0, COMPACT + 5), 'PX', 60_000);
     await assert.rejects(s.begin({ key: cut, fingerprint: 'a-fingerprint', ...lease }), isCorruptRecordError);
     await assert.rejects(s.get(cut), isCorruptRecordError);
     const noOutcome = randomUUID();
-    await redis.admin.set(s.keys.record(noOutcome), bytes.subarray(0, 43 + 13 + 2), 'PX', 60_000);
+    await redis.admin.set(s.keys.record(noOutcome), bytes.subarray(0, COMPACT + 1 + 13 + 2), 'PX', 60_000);
     await assert.rejects(
       s.begin({ key: noOutcome, fingerprint: 'a-fingerprint', ...lease }),
       isCorruptRecordError,
@@ -262,7 +291,8 @@ describe('RedisStore records', () => {
         claims.set(key, r.token);
       }
       const waiting = s.waitFor(awaited, { timeoutMs: 30_000 });
-      for (let i = 0; i < 100 && (await redis.admin.getBuffer(s.keys.record(awaited)))?.[2] !== 1; i++) {
+      // The waiter's mark: the top bit of layout 4's state byte.
+      for (let i = 0; i < 100 && (await redis.admin.getBuffer(s.keys.record(awaited)))?.[1] !== 0xf0; i++) {
         await new Promise((resolve) => setTimeout(resolve, 10));
       }
       for (const key of [quiet, awaited]) {
@@ -292,9 +322,9 @@ describe('RedisStore records', () => {
     assert.equal(await s.delete(key), true);
     const tomb = (await redis.admin.getBuffer(s.keys.record(key)))!;
     assert.equal(String.fromCharCode(tomb[1]!), 'r', 'released');
-    assert.equal(tomb.readUIntBE(9, 6), first.token, 'the token is kept');
-    assert.equal(tomb.readUIntBE(21, 6), now, 'it ends now: gone for every script');
-    assert.equal(tomb.length, 43, 'no fingerprint, no outcome');
+    assert.equal(tomb.readUIntBE(4, 6), first.token, 'the token is kept');
+    assert.equal(first.token + tomb.readInt32BE(18), now, 'it ends now: gone for every script');
+    assert.deepEqual([...tomb.subarray(COMPACT)], [0], 'an empty fingerprint, no label, no outcome');
     const ttl = await redis.admin.pttl(s.keys.record(key));
     assert.ok(ttl > 0 && ttl <= 1_000, `a short TTL (${ttl} ms)`);
     assert.equal(await s.get(key), undefined);

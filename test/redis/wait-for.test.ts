@@ -112,7 +112,8 @@ describe('RedisStore waitFor', () => {
     const first = await s.begin({ key, fingerprint: 'f', ...lease });
     assert.ok(first.kind === 'acquired');
     const waiting = s.waitFor(key, { timeoutMs: 30_000 });
-    await eventually(async () => (await redis.admin.getBuffer(s.keys.record(key)))?.[2] === 1, 'marked');
+    // The mark: the top bit of layout 4's state byte ('p' + 0x80).
+    await eventually(async () => (await redis.admin.getBuffer(s.keys.record(key)))?.[1] === 0xf0, 'marked');
     now += lease.leaseMs;
     const second = await s.begin({ key, fingerprint: 'f', ...lease });
     assert.ok(second.kind === 'acquired' && second.takeover);

@@ -3,12 +3,14 @@
  * without the body. The record format stays this folder's: see `record.ts` and `scripts/lib/record.lua`.
  */
 import type { RecordMark, RecordSummary } from '../../core/inspection.js';
-import { encodeOutcome, FIXED, outcomeStart, peekHeader, recordLabel } from './record.js';
+import { fingerprintRegion } from './fingerprint-region.js';
+import { encodeOutcome, fingerprintOf, recordLabel } from './record.js';
+import { FIXED, fingerprintSpan, headerFields, isLabelled, isTagged } from './record-header.js';
 
 /**
- * Bytes read of each record: the fixed header, a fingerprint (43 for HTTP, 13 for the inbox), a short label and
- * the start of the outcome (its status, and the whole of a mark). A record whose label runs past it is read
- * whole instead (`tooShort`).
+ * Bytes read of each record: the header, a fingerprint region (17 for HTTP in layout 4, 43 in layout 2, 14 for the
+ * inbox), a short label and the start of the outcome (its status, and the whole of a mark). A record whose label
+ * runs past it is read whole instead (`tooShort`).
  */
 export const PEEK = FIXED + 256;
 
@@ -21,30 +23,36 @@ export type Peeked =
 
 /** A record's first `PEEK` bytes (all of them when it is shorter) as a summary, by the store's clock `now`. */
 export function peekRecord(key: string, bytes: Buffer, now: number, mark: RecordMark | undefined): Peeked {
-  const header = peekHeader(bytes);
-  if (header === undefined) return { kind: 'none' };
+  const layout = bytes[0];
+  if (layout === undefined || layout < 2 || layout > 7) return { kind: 'none' };
   const whole = bytes.length < PEEK;
-  const fingerprintEnd = FIXED + bytes.readUInt16BE(3);
-  const completed = header.state === 'completed';
-  if (!whole && fingerprintEnd + 2 > bytes.length) return { kind: 'tooShort' };
-  const outcomeAt = outcomeStart(bytes);
+  const span = fingerprintSpan(bytes);
+  if (span === undefined) return whole ? { kind: 'none' } : { kind: 'tooShort' };
+  const fields = headerFields(bytes);
+  if (fields === undefined) return { kind: 'none' };
+  const fingerprintEnd = span.at + span.length;
+  const completed = fields.state === 'completed';
+  if (bytes.length < fingerprintEnd + (isLabelled(bytes) ? 2 : 0))
+    return whole ? { kind: 'none' } : { kind: 'tooShort' };
+  const outcomeAt = isLabelled(bytes)
+    ? fingerprintEnd + 2 + bytes.readUInt16BE(fingerprintEnd)
+    : fingerprintEnd;
   if (!whole && outcomeAt + (completed ? 2 : 0) > bytes.length) return { kind: 'tooShort' };
-  const fingerprint = bytes.toString('utf8', FIXED, fingerprintEnd);
+  if (whole && outcomeAt > bytes.length) return { kind: 'none' };
   const label = recordLabel(bytes);
-  const leaseUntil = bytes.readUIntBE(15, 6);
   const status = completed && bytes.length >= outcomeAt + 2 ? bytes.readUInt16BE(outcomeAt) : undefined;
   const summary: RecordSummary = {
     key,
     ...(label === undefined ? {} : { label }),
-    state: header.state,
-    fingerprint,
-    attempt: bytes.readUInt32BE(5),
-    token: bytes.readUIntBE(9, 6),
-    leaseUntil,
-    leaseLeftMs: header.state === 'inProgress' ? leaseUntil - now : undefined,
-    createdAt: bytes.readUIntBE(27, 6),
-    completedAt: completed ? bytes.readUIntBE(33, 6) : undefined,
-    expiresAt: header.expiresAt,
+    state: fields.state,
+    fingerprint: fingerprintOf(bytes),
+    attempt: fields.attempt,
+    token: fields.token,
+    leaseUntil: fields.leaseUntil,
+    leaseLeftMs: fields.state === 'inProgress' ? fields.leaseUntil - now : undefined,
+    createdAt: fields.createdAt,
+    completedAt: completed ? fields.completedAt : undefined,
+    expiresAt: fields.expiresAt,
     status,
     // The layout keeps no takeover flag; the attempt count and the event log tell instead.
     takenOver: undefined,
@@ -54,9 +62,15 @@ export function peekRecord(key: string, bytes: Buffer, now: number, mark: Record
     completed &&
     whole &&
     status !== undefined &&
-    fingerprint === mark.fingerprint &&
+    sameFingerprint(bytes, span, mark.fingerprint) &&
     bytes.subarray(outcomeAt).equals(markBytes(mark, status));
   return { kind: 'record', summary, marked };
+}
+
+/** Whether the record's fingerprint region is what a claim with `fingerprint` writes (or wrote before layout 4). */
+function sameFingerprint(bytes: Buffer, span: { at: number; length: number }, fingerprint: string): boolean {
+  const region = bytes.subarray(span.at, span.at + span.length);
+  return region.equals(Buffer.from(isTagged(bytes) ? fingerprintRegion(fingerprint) : fingerprint, 'utf8'));
 }
 
 /** The outcome bytes of a mark, exactly as `complete` writes them: one header, an empty body. */

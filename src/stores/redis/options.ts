@@ -17,9 +17,9 @@ export interface DurableOptions {
 export interface RedisStoreOptions {
   /**
    * A caller-owned client, which the store never closes: an ioredis or iovalkey `Redis` (standalone or Sentinel)
-   * or `Cluster` (the store registers its scripts on it with `defineCommand`), a node-redis (>= 5) client, Cluster
-   * or Sentinel, or a Valkey GLIDE `GlideClient` or `GlideClusterClient`. Recommended client options per client:
-   * see `docs/stores/redis.md`.
+   * or `Cluster` (on a `Cluster` the store registers its scripts with `defineCommand`), a node-redis (>= 5) client,
+   * Cluster or Sentinel, or a Valkey GLIDE `GlideClient` or `GlideClusterClient`. Recommended client options per
+   * client: see `docs/stores/redis.md`.
    */
   readonly client: RedisStoreClient;
   /** First part of every Redis key and channel: records live at `<prefix>:{<key>}`. Default `'oncely'`. */

@@ -3,22 +3,24 @@
  * header and fingerprint, while the outcome (status, headers through static tables, body) is encoded and decoded
  * here alone, so its format has one owner.
  */
-import { CorruptRecordError, InvalidOptionsError } from '../../core/errors.js';
-import type {
-  BodyEncoding,
-  BodyStorage,
-  HeaderPairs,
-  KeyRecord,
-  KeyState,
-  StoredOutcome,
-} from '../../core/store.js';
+import { InvalidOptionsError } from '../../core/errors.js';
+import type { BodyEncoding, BodyStorage, HeaderPairs, KeyRecord, StoredOutcome } from '../../core/store.js';
+import { fingerprintShown } from './fingerprint-region.js';
+import {
+  checkedOutcomeStart,
+  completedAtOf,
+  corrupt,
+  fingerprintSpan,
+  headerFields,
+  isLabelled,
+  isTagged,
+  stateOf,
+} from './record-header.js';
 
 /**
- * Layout 2 of a Redis record: one STRING per key, a fixed header the scripts read with `struct.unpack`, the
- * fingerprint, the label region of a record with a label (`LABELLED`, first byte 3), and for a completed record
- * the outcome, which only this module reads and writes (the scripts store it and hand it back as it is). The byte diagram is in `scripts/lib/record.lua` and docs/stores/redis.md.
- *
- * The outcome, after the fingerprint:
+ * The outcome of a completed record, after its fingerprint and label regions (layouts in `scripts/lib/record.lua`
+ * and docs/stores/redis.md, headers in `record-header.ts`), the same in every layout. Only this module reads and
+ * writes it: the scripts store it and hand it back as it is.
  *
  *   u16  status
  *   u8   encoding (low 4 bits: 0 identity, 1 gzip, 2 br) | storage << 4 (0 inline, 1 blob, 2 omitted)
@@ -28,18 +30,10 @@ import type {
  *          0xff       a u32 length, then a literal of that many bytes
  *   …    body bytes, the rest of the record
  *
- * The tables spare the usual `content-type: application/json` its 34 bytes: a record with a 200-byte body then
- * fits Redis' 256-byte allocation class. They are frozen with the layout: a new entry needs a new layout byte (4: 3 marks a label).
+ * The tables spare the usual `content-type: application/json` its 34 bytes: with layout 4's header and a SHA-256
+ * fingerprint's 17-byte region, a record with a 200-byte body and no label fits Redis' 256-byte allocation class.
+ * They are frozen: a new entry needs a new layout byte.
  */
-export const LAYOUT = 2;
-/**
- * The first byte of a record with a label: layout 2 with the label region (`u16` length, UTF-8 label) between the
- * fingerprint and the outcome. A record without a label stays layout 2, byte for byte.
- */
-export const LABELLED = 3;
-/** Bytes before the fingerprint. */
-export const FIXED = 43;
-
 const HEADER_NAMES: readonly string[] = [
   'content-type',
   'location',
@@ -87,8 +81,6 @@ const NAME_CODES = new Map(HEADER_NAMES.map((name, i) => [name, i]));
 const VALUE_CODES = new Map(HEADER_VALUES.map((value, i) => [value, i]));
 const ENCODINGS: readonly BodyEncoding[] = ['identity', 'gzip', 'br'];
 const STORAGES: readonly BodyStorage[] = ['inline', 'blob', 'omitted'];
-// The state byte is the ASCII letter: 'p' (0x70), 'c' (0x63), 'r' (0x72).
-const STATES: Readonly<Record<number, KeyState>> = { 112: 'inProgress', 99: 'completed', 114: 'released' };
 
 /** The outcome as ARGV of complete-1.lua: one buffer, the body copied in once. */
 export function encodeOutcome(outcome: StoredOutcome): Buffer {
@@ -156,70 +148,54 @@ export function encodeLabel(label: string): Buffer {
   return out;
 }
 
-/** A record's bytes (`get-1.lua`) as a `KeyRecord`. */
+/** A record's bytes (`get-1.lua`) as a `KeyRecord`, in any layout. */
 export function decodeRecord(key: string, bytes: unknown): KeyRecord {
-  const buf = asRecord(bytes);
-  const state = STATES[buf[1]!];
-  if (state === undefined) throw corrupt(`unknown state byte ${buf[1]}`);
-  const fpLen = buf.readUInt16BE(3);
-  const completed = state === 'completed';
+  const buf = asBuffer(bytes);
+  const outcomeAt = checkedOutcomeStart(buf);
+  const fields = headerFields(buf);
+  if (fields === undefined) throw corrupt(`unknown state byte ${buf[1]}`);
+  const completed = fields.state === 'completed';
   const record: KeyRecord = {
     key,
-    state,
-    fingerprint: buf.toString('utf8', FIXED, FIXED + fpLen),
-    token: buf.readUIntBE(9, 6),
-    attempt: buf.readUInt32BE(5),
-    leaseUntil: buf.readUIntBE(15, 6),
-    createdAt: buf.readUIntBE(27, 6),
-    completedAt: completed ? buf.readUIntBE(33, 6) : undefined,
-    expiresAt: buf.readUIntBE(21, 6),
-    outcome: completed ? decodeOutcome(buf, outcomeStart(buf)) : undefined,
+    state: fields.state,
+    fingerprint: fingerprintOf(buf),
+    token: fields.token,
+    attempt: fields.attempt,
+    leaseUntil: fields.leaseUntil,
+    createdAt: fields.createdAt,
+    completedAt: completed ? fields.completedAt : undefined,
+    expiresAt: fields.expiresAt,
+    outcome: completed ? decodeOutcome(buf, outcomeAt) : undefined,
   };
   const label = recordLabel(buf);
   return label === undefined ? record : { ...record, label };
 }
 
-/** The record a replay returns (`{4, record}` from begin-1.lua): its outcome and completion time. */
+/** The record a replay returns (bare bytes from begin-1.lua): its outcome and completion time. */
 export function decodeReplay(bytes: unknown): { outcome: StoredOutcome; completedAt: number } {
-  const buf = asRecord(bytes);
-  if (buf[1] !== 99) throw corrupt('a replay of a record that is not completed');
-  return { completedAt: buf.readUIntBE(33, 6), outcome: decodeOutcome(buf, outcomeStart(buf)) };
+  const buf = asBuffer(bytes);
+  const outcomeAt = checkedOutcomeStart(buf);
+  if (stateOf(buf) !== 'completed') throw corrupt('a replay of a record that is not completed');
+  return { completedAt: completedAtOf(buf), outcome: decodeOutcome(buf, outcomeAt) };
 }
 
-/**
- * Where the outcome of a record (at least its first `FIXED` bytes, its fingerprint and label region) starts: after
- * the fingerprint, and after the label region in layout 3.
- */
-export function outcomeStart(buf: Buffer): number {
-  const at = FIXED + buf.readUInt16BE(3);
-  return buf[0] === LABELLED ? at + 2 + buf.readUInt16BE(at) : at;
+/** What `get` shows of a record's fingerprint (its header and fingerprint region known whole). */
+export function fingerprintOf(buf: Buffer): string {
+  const span = fingerprintSpan(buf)!;
+  if (isTagged(buf)) return fingerprintShown(buf, span.at, span.length);
+  return buf.toString('utf8', span.at, span.at + span.length);
 }
 
-/** The label of a record (layout 3), or undefined (layout 2). `buf` holds the record at least up to its outcome. */
+/** The label of a record (layouts 3, 5, 7), or undefined. `buf` holds the record at least up to its outcome. */
 export function recordLabel(buf: Buffer): string | undefined {
-  if (buf[0] !== LABELLED) return undefined;
-  const at = FIXED + buf.readUInt16BE(3);
+  if (!isLabelled(buf)) return undefined;
+  const span = fingerprintSpan(buf)!;
+  const at = span.at + span.length;
   return buf.toString('utf8', at + 2, at + 2 + buf.readUInt16BE(at));
 }
 
-/** The state byte and logical end of a record's first `FIXED` bytes (for `stats`), or undefined if not a record. */
-export function peekHeader(bytes: Buffer): { state: KeyState; expiresAt: number } | undefined {
-  if (bytes.length < FIXED || (bytes[0] !== LAYOUT && bytes[0] !== LABELLED)) return undefined;
-  const state = STATES[bytes[1]!];
-  return state === undefined ? undefined : { state, expiresAt: bytes.readUIntBE(21, 6) };
-}
-
-function asRecord(bytes: unknown): Buffer {
+function asBuffer(bytes: unknown): Buffer {
   if (!Buffer.isBuffer(bytes)) throw corrupt('a record reply that is not bytes');
-  if (bytes.length < FIXED || (bytes[0] !== LAYOUT && bytes[0] !== LABELLED))
-    throw corrupt(`not a layout ${LAYOUT} record`);
-  const fpEnd = FIXED + bytes.readUInt16BE(3);
-  if (bytes.length < fpEnd) throw corrupt('a record shorter than its fingerprint');
-  if (
-    bytes[0] === LABELLED &&
-    (bytes.length < fpEnd + 2 || bytes.length < fpEnd + 2 + bytes.readUInt16BE(fpEnd))
-  )
-    throw corrupt('a record shorter than its label');
   return bytes;
 }
 
@@ -269,8 +245,4 @@ function decodeOutcome(buf: Buffer, start: number): StoredOutcome {
   // A copy: the reply buffer may be a view into a larger socket chunk that a long-lived record would pin.
   const body = new Uint8Array(buf.subarray(at));
   return { status, headers: headers as HeaderPairs, body, encoding, storage };
-}
-
-function corrupt(message: string): CorruptRecordError {
-  return new CorruptRecordError(`redis store: ${message}`);
 }

@@ -1,7 +1,7 @@
 /**
- * @module The Redis store's Lua scripts as commands: each `scripts/<verb>-<keys>.lua` (embedded at build time)
- * registered with ioredis `defineCommand` under a name suffixed with its SHA-1, so EVALSHA, the NOSCRIPT reload
- * and cluster routing come with the driver.
+ * @module The Redis store's Lua scripts: each `scripts/<verb>-<keys>.lua` (embedded at build time), its text for
+ * EVAL, and its registration on an ioredis `Cluster` with `defineCommand` under a name suffixed with its SHA-1, so
+ * EVALSHA, the NOSCRIPT reload and routing come with the driver in the pipelines there.
  */
 // This file's declarations use Node's types (Buffer, node:*): the directive, kept in its .d.ts, loads @types/node
 // for users whose tsconfig does not list it (TypeScript 6+ includes no @types by default). See docs/install.md.

@@ -5,7 +5,7 @@
 import type { StoreStats } from '../../core/store.js';
 import { KeyBudget, scanWithin } from './bounded-scan.js';
 import { escapeGlob, type KeyLayout } from './keys.js';
-import { FIXED, peekHeader } from './record.js';
+import { FIXED, peekHeader } from './record-header.js';
 import { type RedisNode, type RedisTransport, timeOf } from './transport.js';
 
 /** `StoreStats` plus what a bounded SCAN can tell. */

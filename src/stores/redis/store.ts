@@ -20,16 +20,27 @@ import type {
 import { ScriptBatcher } from './batcher.js';
 import { transportFor } from './clients/recognise.js';
 import { toStoreError } from './connection.js';
+import { fingerprintRegion } from './fingerprint-region.js';
 import { RedisInspector } from './inspect.js';
 import { type KeyLayout, keyLayout } from './keys.js';
 import { LabelArgs } from './label-args.js';
 import { type RedisStoreOptions, type ResolvedOptions, resolveOptions } from './options.js';
 import { encodeOutcome } from './record.js';
 import { decodeBeginReply, decodeGetReply, decodeReply, decodeTransitionReply } from './replies.js';
-import type { ScriptArg, ScriptName } from './scripts.js';
+import { commandNames, type ScriptArg, type ScriptName } from './scripts.js';
 import { type RedisStoreStats, scanStats } from './stats.js';
 import type { RedisTransport, ScriptCall } from './transport.js';
 import { SettleWaiter } from './waiter.js';
+
+/** Each script's driver errors as oncely errors: one handler per script, made once rather than one per call. */
+const FAILED = Object.fromEntries(
+  (Object.keys(commandNames) as ScriptName[]).map((name) => [
+    name,
+    (error: unknown): never => {
+      throw toStoreError(name, error);
+    },
+  ]),
+) as Record<ScriptName, (error: unknown) => never>;
 
 /** 1 or 0 from delete-1 and watch-1; their `{-1, what}` throws `CorruptRecordError` from `decodeReply`. */
 const decodeFlag = (reply: unknown): boolean => {
@@ -38,15 +49,15 @@ const decodeFlag = (reply: unknown): boolean => {
 };
 
 /**
- * The Redis store: one STRING per record at `<prefix>:{<key>}` (layout 2: a packed header, the fingerprint, the
- * label of a record that has one, and the outcome; see `record.ts`), every transition one Lua script on that
- * key, so each is atomic and the store runs unchanged on standalone Redis, Sentinel and Cluster (Redis >= 6.2),
- * through the caller's ioredis, iovalkey, node-redis or Valkey GLIDE client (`clients/`: one transport each), its
- * calls of one event-loop turn batched per node. A new request costs two round trips (begin, complete), a replay
+ * The Redis store: one STRING per record at `<prefix>:{<key>}` (layout 4: a packed header, the fingerprint
+ * region, the label of a record that has one, and the outcome; see `scripts/lib/record.lua`), every transition one
+ * Lua script on that key, so each is atomic and the store runs unchanged on standalone Redis, Sentinel and Cluster
+ * (Redis >= 6.2), through the caller's ioredis, iovalkey, node-redis or Valkey GLIDE client (`clients/`: one
+ * transport each), its calls of one event-loop turn batched per node. A new request costs two round trips (begin, complete), a replay
  * one: `begin` returns the stored record itself.
  * Fencing tokens and leases are checked inside the scripts; time comes from Redis `TIME`. Records of oncely 0.1
- * (a HASH each) are read as they are and rewritten in layout 2 by the next transition (docs/stores/redis.md,
- * "Upgrading from 0.1").
+ * (a HASH each) and of versions before layout 4 are read as they are and rewritten by the next claim
+ * (docs/stores/redis.md, "Upgrading").
  *
  * @example
  * import { Redis } from 'ioredis';
@@ -76,7 +87,11 @@ export class RedisStore implements Store {
       this.#options.subscriber,
       this.#options.connectWaitMs,
     );
-    this.#batcher = this.#options.pipeline ? new ScriptBatcher(this.#transport) : undefined;
+    // A transport that batches on its own (ioredis on a standalone server corks its socket) needs no batcher.
+    this.#batcher =
+      this.#options.pipeline && this.#transport.send === undefined
+        ? new ScriptBatcher(this.#transport)
+        : undefined;
     this.#keys = keyLayout(this.#options.prefix);
     this.#waiter = new SettleWaiter({
       subscriber: () => this.#transport.subscriber(),
@@ -110,11 +125,12 @@ export class RedisStore implements Store {
   begin({ key, fingerprint, leaseMs, retentionMs, label }: BeginInput): Promise<BeginResult> {
     let args: ScriptArg[];
     try {
-      // No label, no fifth argument: such a record is written and costs exactly as before labels.
+      // No label, no fifth argument: Redis pays for every argument a call has.
+      const region = fingerprintRegion(fingerprint);
       args =
         label === undefined
-          ? [fingerprint, leaseMs, retentionMs, this.#now()]
-          : [fingerprint, leaseMs, retentionMs, this.#now(), this.#labels.of(label)];
+          ? [region, leaseMs, retentionMs, this.#now()]
+          : [region, leaseMs, retentionMs, this.#now(), this.#labels.of(label)];
     } catch (error) {
       return Promise.reject(error);
     }
@@ -194,9 +210,7 @@ export class RedisStore implements Store {
   ): Promise<T> {
     if (this.#closed)
       return Promise.reject(new StoreUnavailableError(`redis ${name} refused: the store is closed`));
-    const onError = (error: unknown): never => {
-      throw toStoreError(name, error);
-    };
+    const onError = FAILED[name];
     const call: ScriptCall = { name, key: this.#keys.record(key), args, bytes };
     const gate = this.#transport.gate(name);
     if (gate !== undefined) return gate.then(() => this.#send(call)).then(decode, onError);
@@ -204,8 +218,10 @@ export class RedisStore implements Store {
   }
 
   #send(call: ScriptCall): Promise<unknown> {
+    const send = this.#transport.send;
     if (this.#batcher !== undefined) return this.#batcher.run(call);
     try {
+      if (send !== undefined) return send(call, this.#options.pipeline);
       return this.#transport.scripts([call])[0]!;
     } catch (error) {
       return Promise.reject(error);

@@ -55,6 +55,12 @@ export interface RedisTransport {
    * call in order: a call's failure (NOSCRIPT is retried inside) rejects its promise alone.
    */
   scripts(calls: readonly ScriptCall[]): Promise<unknown>[];
+  /**
+   * Where the transport batches on its own: sends one call now, and with `batched` makes every call sent until the
+   * event loop's check phase leave in one socket write (NOSCRIPT is retried inside). Undefined: the store batches
+   * a turn's calls and hands them to `scripts`.
+   */
+  readonly send: ((call: ScriptCall, batched: boolean) => Promise<unknown>) | undefined;
   /** The call and `WAIT replicas timeoutMs` in one round trip to the key's primary: [script reply, WAIT reply]. */
   scriptAndWait(call: ScriptCall, replicas: number, timeoutMs: number): Promise<[unknown, unknown]>;
   /** Every node that holds records: the one server, or each master of a Cluster. */

@@ -38,6 +38,8 @@ export function isGlideShaped(value: object): value is GlideClientLike {
 }
 
 export class GlideTransport implements RedisTransport {
+  /** The store batches a turn's calls (`scripts`): these clients have no socket to cork. */
+  readonly send = undefined;
   readonly family = 'glide';
   readonly keyPrefix = '';
   readonly endpoint = { system: 'redis' } as const;

@@ -1,14 +1,15 @@
 /**
- * @module The transport on ioredis (and iovalkey, its fork, which keeps its API): scripts registered with
- * `defineCommand` (EVALSHA, EVAL per new connection, the NOSCRIPT reload and Cluster routing by the key's slot come
- * with the driver), a tick's calls sent as one `pipeline()` per node, and a `duplicate()` for pub/sub.
+ * @module The transport on ioredis (and iovalkey, its fork, which keeps its API). On a standalone server (Sentinel
+ * included) each call is one EVALSHA sent at once (EVAL after NOSCRIPT), the socket corked until the turn of the
+ * event loop ends so a turn's calls leave in one write; on a Cluster the scripts are registered with `defineCommand`
+ * and a turn's calls go as one `pipeline()` per node. A `duplicate()` for pub/sub.
  */
 import type { Cluster, Redis } from 'ioredis';
 import { ConnectionGate } from '../connection.js';
 import { redisEndpoint } from '../endpoint.js';
-import { isCluster, type RedisClient, registerScripts, runScript } from '../scripts.js';
+import { isCluster, type RedisClient, registerScripts, runScript, scriptSource } from '../scripts.js';
 import type { NodeCommand, RedisNode, RedisTransport, ScriptCall, SettleSubscriber } from '../transport.js';
-import { evalshaWords, evalWords, isNoScript, type Words } from './evalsha.js';
+import { evalshaWords, evalWords, isNoScript, shaOf, type Words } from './evalsha.js';
 import { slotOf } from './slot.js';
 
 type Pipeline = ReturnType<RedisClient['pipeline']>;
@@ -33,17 +34,33 @@ export function isIoredisShaped(value: object): value is RedisClient {
   );
 }
 
+/** What the standalone path uses of a `Redis`: the generic commands, and the socket it writes to. */
+type Sender = Pick<Redis, 'call' | 'callBuffer'> & { readonly stream?: Corkable | undefined };
+interface Corkable {
+  cork(): void;
+  uncork(): void;
+}
+
+// Taken when the module loads, so a test's fake timers (which replace the global) never hold the store's calls.
+const nextTurn = globalThis.setImmediate;
+
 export class IoredisTransport implements RedisTransport {
   readonly family = 'ioredis';
+  readonly send: ((call: ScriptCall, batched: boolean) => Promise<unknown>) | undefined;
   readonly #client: RedisClient;
   readonly #subscriber: RedisClient | undefined;
   readonly #gate: ConnectionGate;
+  /** The socket corked for this turn's calls, until `#uncork` runs in the check phase. */
+  #corked: Corkable | undefined;
 
   constructor(client: RedisClient, subscriber: RedisClient | undefined, connectWaitMs: number) {
     this.#client = client;
     this.#subscriber = subscriber;
     this.#gate = new ConnectionGate(client, connectWaitMs);
-    registerScripts(client);
+    if (isCluster(client)) {
+      registerScripts(client);
+      this.send = undefined;
+    } else this.send = (call, batched) => this.#send(call, batched);
   }
 
   get endpoint() {
@@ -59,6 +76,7 @@ export class IoredisTransport implements RedisTransport {
   }
 
   scripts(calls: readonly ScriptCall[]): Promise<unknown>[] {
+    if (!isCluster(this.#client)) return calls.map((call) => this.#send(call, true));
     // One call alone goes as it is: a pipeline would only add its bookkeeping.
     if (calls.length === 1) return [this.#one(calls[0]!)];
     const replies: Promise<unknown>[] = new Array(calls.length);
@@ -116,6 +134,42 @@ export class IoredisTransport implements RedisTransport {
     });
     return new IoredisSubscriber(made, true);
   }
+
+  /**
+   * One call as EVALSHA through the client's generic `call`, not a registered command: ioredis' script commands make
+   * a command class, a rejection handler and a copy of the arguments per call (about a kilobyte of heap each, by
+   * bench/http/heap-sites.ts). Batched, the socket is corked until the check phase, so the calls of every request
+   * whose data arrived in one poll leave in one write, as a pipeline's would, without a pipeline per turn.
+   */
+  #send(call: ScriptCall, batched: boolean): Promise<unknown> {
+    const client = this.#client as unknown as Sender;
+    if (batched && this.#corked === undefined) {
+      const stream = client.stream;
+      if (stream !== undefined) {
+        stream.cork();
+        this.#corked = stream;
+        nextTurn(this.#uncork);
+      }
+    }
+    const { name, key, args, bytes } = call;
+    const sent = bytes
+      ? client.callBuffer('evalsha', shaOf(name), 1, key, ...(args as Array<string | number | Buffer>))
+      : client.call('evalsha', shaOf(name), 1, key, ...(args as Array<string | number | Buffer>));
+    return sent.catch((error: unknown) => {
+      if (!isNoScript(error)) throw error;
+      // A server without the script (a restart, a failover, SCRIPT FLUSH): EVAL runs it and loads it.
+      const source = scriptSource(name);
+      return bytes
+        ? client.callBuffer('eval', source, 1, key, ...(args as Array<string | number | Buffer>))
+        : client.call('eval', source, 1, key, ...(args as Array<string | number | Buffer>));
+    });
+  }
+
+  readonly #uncork = (): void => {
+    const stream = this.#corked;
+    this.#corked = undefined;
+    stream?.uncork();
+  };
 
   #one(call: ScriptCall): Promise<unknown> {
     try {

@@ -82,6 +82,8 @@ function flavourOf(client: NodeRedisClientLike): Flavour {
 }
 
 export class NodeRedisTransport implements RedisTransport {
+  /** The store batches a turn's calls (`scripts`): these clients have no socket to cork. */
+  readonly send = undefined;
   readonly family = 'node-redis';
   readonly keyPrefix = '';
   readonly #flavour: Flavour;

@@ -2,8 +2,9 @@
   begin-1: claim an idempotency key, or say why not, in one atomic step. A completed key returns its whole record
   in the same reply (the client decodes the outcome from it), so a replay costs one round trip and one GET.
 
-  KEYS[1]  the record, a STRING at <prefix>:{<key>} (layout in lib/record.lua)
-  ARGV[1]  fingerprint of the request (at most 65,535 bytes)
+  KEYS[1]  the record, a STRING at <prefix>:{<key>} (layouts in lib/record.lua)
+  ARGV[1]  the fingerprint region of the request: a tag byte and the fingerprint as the record keeps it (the
+           first 16 characters of a 43-character SHA-256 one, or the fingerprint as it is; lib/record.lua)
   ARGV[2]  leaseMs: how long the claim holds before another caller may take over
   ARGV[3]  retentionMs: how long the in-progress record is kept (the key's TTL adds the lease: see lib/record.lua)
   ARGV[4]  now in ms since the epoch, or '' to read the server's TIME
@@ -32,11 +33,16 @@ local fingerprint = ARGV[1]
 
 local takeover = v and expiresAt > now and state ~= R
 if takeover then
-  if fpLen ~= #fingerprint or string.sub(v, FIXED + 1, FIXED + fpLen) ~= fingerprint then return { 3 } end
+  if layout > 3 then
+    if fpLen ~= #fingerprint or string.sub(v, fpAt + 1, fpAt + fpLen) ~= fingerprint then return { 3 } end
+  else
+--@include same-fingerprint
+    if not same then return { 3 } end
+  end
   if state == C then return v end
   if leaseUntil > now then return { 2, leaseUntil - now, attempt } end
-  -- The owner's lease ran out (it crashed or stalled): take over, keeping the fingerprint, the waiters and the
-  -- creation time, counting the attempt and raising the token.
+  -- The owner's lease ran out (it crashed or stalled): take over, keeping the waiters and the creation time,
+  -- counting the attempt and raising the token. The fingerprint is the same; it is written as the claim gives it.
 elseif not v then
   -- A fresh claim: no record,
   waiters, token, attempt, createdAt = 0, 0, 0, now
@@ -47,14 +53,12 @@ else
   -- or a released one (attempts counted, creation kept).
   waiters = 0
 end
-local label = ''
+local label, lbit = '', 0
 if v and expiresAt > now then
   -- A takeover or a claim after a release continues the record: its label, or its lack of one, stays.
-  if layout == 3 then label = string.sub(v, FIXED + fpLen + 1) end
+  if layout % 2 == 1 then label, lbit = string.sub(v, fpAt + fpLen + 1), 1 end
 elseif ARGV[5] then
-  layout, label = 3, ARGV[5]
-else
-  layout = 2
+  label, lbit = ARGV[5], 1
 end
 token = math.max(token + 1, now)
 attempt = attempt + 1

@@ -1,7 +1,7 @@
 --[[
   delete-1: remove the record whatever its state, fencing its owner, and wake anyone waiting on it.
 
-  KEYS[1]  the record (layout in lib/record.lua)
+  KEYS[1]  the record (layouts in lib/record.lua)
   ARGV[1]  now in ms since the epoch, or '' to read the server's TIME
   ARGV[2]  channel to PUBLISH 'd' on when a waiter registered; '' publishes nothing
 
@@ -19,9 +19,10 @@ if not v then return 0 end
 --@include clock arg=ARGV[1]
 local publish, live = waiters ~= 0, expiresAt > now
 if token >= now then
-  -- The tombstone: state 'r', waiters 0, ending now; attempt, token, lease end and creation kept, no label.
-  layout, state, waiters, expiresAt, completedAt = 2, R, 0, now, 0
-  local fp, outcome, slack = '', '', 0
+  -- The tombstone: state 'r', waiters 0, ending now; attempt, token, lease end and creation kept, an empty
+  -- fingerprint, no label.
+  state, waiters, expiresAt, completedAt = R, 0, now, 0
+  local lbit, fp, outcome, slack = 0, '\0', '', 0
 --@include save
 else
   redis.call('DEL', KEYS[1])

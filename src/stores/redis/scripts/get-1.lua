@@ -1,7 +1,7 @@
 --[[
   get-1: the whole record, for inspection, unless it is missing or past its end. Writes nothing.
 
-  KEYS[1]  the record (layout in lib/record.lua)
+  KEYS[1]  the record (layouts in lib/record.lua)
   ARGV[1]  now in ms since the epoch, or '' to read the server's TIME
 
   Returns one of

@@ -51,6 +51,6 @@ local function legacy(key)
     completedAt, outcome = tonumber(h[8]), table.concat(parts)
   end
   -- keep 0: 0.1 set the key's TTL to the record's logical end.
-  return struct.pack(LAYOUT, 2, state, 1, #h[2], tonumber(h[4]), tonumber(h[3]), tonumber(h[5]), tonumber(h[6]),
+  return struct.pack(WIDE, 2, state, 1, #h[2], tonumber(h[4]), tonumber(h[3]), tonumber(h[5]), tonumber(h[6]),
     tonumber(h[7]), completedAt, 0) .. h[2] .. outcome
 end
