@@ -16,7 +16,6 @@ import { isEscapedOutcome } from './escaped-outcome.js';
 import { StoreGuard } from './guarded-store.js';
 import { type EngineProbe, type ExecutionProbe, NO_EXECUTION, reporter } from './instrumentation.js';
 import { labelOf } from './label.js';
-import { LeaseKeeper } from './lease-keeper.js';
 import { LeasedClaim, releaseFenced } from './leased-claim.js';
 import { type OpenedOutcome, type Outcome, openInline, openOutcome } from './record.js';
 import type { BeginInput, BeginResult, KeyRecord, Store, TransactionBeginResult } from './store.js';
@@ -82,6 +81,7 @@ export function cappedLease(leaseMs: number, until: number | undefined, sentAt: 
 }
 
 const POLL_MIN_MS = 10;
+const beginOn = (store: Store, input: BeginInput): Promise<BeginResult> => store.begin(input);
 const POLL_MAX_MS = 250;
 
 type StoreBegun = BeginResult | TransactionBeginResult;
@@ -220,11 +220,7 @@ export class Engine {
   #storeBegin(input: BeginInput, waitMs: number): Promise<StoreBegun> {
     const { guard } = this.#parts;
     return this.store.beginTransaction === undefined
-      ? guard.call(
-          'begin',
-          (store) => store.begin(input),
-          (late) => this.#onLateBegin(late, input.key),
-        )
+      ? guard.callWith('begin', beginOn, input, this.#onLateBegin)
       : // Not bounded by storeTimeoutMs: a transactional begin queues for a pooled connection and waits on the
         // row lock of a concurrent transaction (up to `waitMs`), which is load, not an outage. The pool's own
         // connection timeout and the claim's lock timeout bound it; a failure still counts for the breaker.
@@ -266,29 +262,17 @@ export class Engine {
                 deadline: Math.min(Date.now() + renewEveryLease, leaseUntil ?? Number.POSITIVE_INFINITY),
                 retentionMs,
               })
-            : new LeasedClaim({
-                parts: this.#parts,
-                key,
-                token,
-                attempt,
-                takeover,
-                keeper: new LeaseKeeper({
-                  key,
-                  scope,
-                  token,
-                  leaseMs: renewEveryLease,
-                  until: leaseUntil,
-                  sentAt,
-                  guard: this.#parts.guard,
-                  emit,
-                  probe,
-                  // Keyed by the uncapped lease: a cap that differs per call must not make a timer per call.
-                  renewals: this.#renewalsFor(renewEveryLease),
-                }),
+            : new LeasedClaim(
+                this.#parts,
+                request,
+                result,
                 retentionMs,
+                renewEveryLease,
+                sentAt,
+                // Keyed by the uncapped lease: a cap that differs per call must not make a timer per call.
+                this.#renewalsFor(renewEveryLease),
                 probe,
-                scope,
-              });
+              );
         return { kind: 'acquired', claim };
       }
       case 'replay':
@@ -303,11 +287,12 @@ export class Engine {
 
   /**
    * Releases a claim whose `begin` answered after its caller had been told the store timed out. Plain stores
-   * only: a transactional begin is not bounded by the store timeout, so it never answers late.
+   * only: a transactional begin is not bounded by the store timeout, so it never answers late. One function per
+   * engine, given the call's input, rather than a closure per call.
    */
-  #onLateBegin(result: BeginResult, key: string): void {
-    if (result.kind === 'acquired') void releaseFenced(this.#parts, key, result.token, 'late');
-  }
+  readonly #onLateBegin = (result: BeginResult, input: BeginInput): void => {
+    if (result.kind === 'acquired') void releaseFenced(this.#parts, input.key, result.token, 'late');
+  };
 
   #conflict(request: BeginRequest, busy: Busy, probe: ExecutionProbe): void {
     const emit = reporter(this.#parts.emit, probe);

@@ -60,20 +60,40 @@ export class StoreGuard {
     onLate?: (result: T) => void,
     timed = true,
   ): Promise<T> {
+    return this.callWith(
+      operation,
+      runAlone as (store: Store, run: (store: Store) => Promise<T>) => Promise<T>,
+      run,
+      onLate,
+      timed,
+    );
+  }
+
+  /**
+   * `call`, for the calls every request makes: `run` is given `arg` (a function made once, and the call's input,
+   * rather than a closure made per call over both), and so is `onLate`.
+   */
+  callWith<T, A>(
+    operation: string,
+    run: (store: Store, arg: A) => Promise<T>,
+    arg: A,
+    onLate?: (result: T, arg: A) => void,
+    timed = true,
+  ): Promise<T> {
     const breaker = this.#breaker;
     if (breaker !== undefined && !breaker.tryAcquire()) {
       return Promise.reject(
         new StoreUnavailableError(`the ${this.#store.name} store is failing; circuit open`),
       );
     }
-    const call = new GuardedCall<T>(this, operation, onLate);
+    const call = new GuardedCall<T, A>(this, operation, arg, onLate);
     const promise = new Promise<T>(captureSettlers);
     call.resolve = nextResolve as (value: T) => void;
     call.reject = nextReject;
     if (timed) this.#deadlines.insert(call);
     let pending: Promise<T>;
     try {
-      pending = run(this.#store);
+      pending = run(this.#store, arg);
     } catch (error) {
       pending = Promise.reject(error);
     }
@@ -132,7 +152,7 @@ function captureSettlers(resolve: (value: never) => void, reject: (reason: unkno
  * One store call under the guard: its own deadline in the guard's queue, and whether its caller has been answered.
  * One object per call, where a promise executor, a timeout callback and a deadline record were three.
  */
-class GuardedCall<T> implements Deadline {
+class GuardedCall<T, A> implements Deadline {
   at = 0;
   settled = false;
   resolve: (value: T) => void = noop;
@@ -141,13 +161,14 @@ class GuardedCall<T> implements Deadline {
   constructor(
     readonly guard: StoreGuard,
     readonly operation: string,
-    readonly onLate: ((result: T) => void) | undefined,
+    readonly arg: A,
+    readonly onLate: ((result: T, arg: A) => void) | undefined,
   ) {}
 
   answered(result: T): void {
     // The caller has moved on with a StoreUnavailableError; only `onLate` may still act on this answer.
     if (this.settled) {
-      this.onLate?.(result);
+      this.onLate?.(result, this.arg);
       return;
     }
     this.settled = true;
@@ -168,6 +189,7 @@ class GuardedCall<T> implements Deadline {
 }
 
 const noop = () => {};
+const runAlone = <T>(store: Store, run: (store: Store) => Promise<T>): Promise<T> => run(store);
 
 function toOncelyError(storeName: string, operation: string, error: unknown): OncelyError {
   if (isOncelyError(error)) return error;

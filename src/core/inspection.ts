@@ -35,6 +35,7 @@ export interface RecordSummary {
   /** The route or scope the key belongs to (e.g. `POST /payments`), where the record keeps one. */
   readonly label?: string;
   readonly state: KeyState;
+  /** As the store keeps it (see `KeyRecord.fingerprint`). */
   readonly fingerprint: string;
   /** The fencing token of the latest claim. */
   readonly token: number;
@@ -67,6 +68,7 @@ export interface RecordViewOptions {
  * one header and no body: the inbox's parked mark (`inbox-message`, `oncely-inbox: parked`) is one.
  */
 export interface RecordMark {
+  /** The fingerprint `begin` is given for such a record (the store compares it as it keeps it). */
   readonly fingerprint: string;
   readonly header: readonly [name: string, value: string];
 }

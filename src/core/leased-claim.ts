@@ -6,79 +6,62 @@
 // projects without the DOM lib whose tsconfig does not list @types/node (TypeScript 6+ lists none by default).
 /// <reference types="node" preserve="true" />
 import type { Claim, CompleteOptions } from './claim.js';
-import { type Emit, wanted } from './emit.js';
+import type { DeadlineQueue } from './deadline-queue.js';
+import { wanted } from './emit.js';
 import type { EngineParts } from './engine-parts.js';
 import { ClaimSettledError, isStoreUnavailableError, LeaseLostError } from './errors.js';
 import type { ReleaseReason } from './events.js';
 import { type ExecutionProbe, NO_EXECUTION, reporter } from './instrumentation.js';
-import type { LeaseKeeper } from './lease-keeper.js';
+import { type LeaseHolder, LeaseKeeper } from './lease-keeper.js';
 import { type Outcome, seal } from './record.js';
-import type { Store, StoredOutcome } from './store.js';
+import type { CompleteInput, Store, StoredOutcome, TransitionResult } from './store.js';
+
+const completeOn = (store: Store, input: CompleteInput): Promise<TransitionResult> => store.complete(input);
 
 // Completing is the one call that must not give up easily: the effect already happened.
 const COMPLETE_RETRY_DELAYS_MS = [25, 100, 400];
 
-export interface LeasedClaimOptions {
-  readonly parts: EngineParts;
-  readonly key: string;
+/** What the store answered the claim's `begin` with. */
+export interface Granted {
   readonly token: number;
   readonly attempt: number;
   readonly takeover: boolean;
-  readonly keeper: LeaseKeeper;
-  readonly retentionMs: number;
-  /** Default: none. */
-  readonly probe?: ExecutionProbe | undefined;
-  /** The caller's scope (a route, a function), for the diagnostics messages. */
-  readonly scope?: string | undefined;
 }
 
 /**
- * A claim on a plain store: its lease is kept alive by a `LeaseKeeper` while the code runs, and `complete` and
- * `release` are fenced by the token in the store.
+ * A claim on a plain store: its lease kept alive while the code runs (it is its own `LeaseKeeper`, and so its own
+ * entry in the engine's renewal queue: one object per claim), and `complete` and `release` fenced by the token in
+ * the store.
  */
-export class LeasedClaim implements Claim {
-  readonly key: string;
-  readonly token: number;
+export class LeasedClaim extends LeaseKeeper implements Claim {
   readonly attempt: number;
   readonly takeover: boolean;
   readonly #parts: EngineParts;
-  readonly #keeper: LeaseKeeper;
   readonly #retentionMs: number;
   readonly #probe: ExecutionProbe;
-  readonly #emit: Emit;
-  readonly #scope: string | undefined;
   #settled = false;
 
-  // Destructured into fields: the options literal is the one object a new claim costs beyond the claim.
-  constructor({
-    parts,
-    key,
-    token,
-    attempt,
-    takeover,
-    keeper,
-    retentionMs,
-    probe = NO_EXECUTION,
-    scope,
-  }: LeasedClaimOptions) {
-    this.key = key;
-    this.token = token;
-    this.attempt = attempt;
-    this.takeover = takeover;
+  /**
+   * The claim `granted` to `holder` (the request, as `begin` got it), its outcome kept `retentionMs` unless
+   * `complete` says otherwise; its lease as `LeaseKeeper` keeps it. Made from the objects `begin` has at hand, so
+   * the claim is the one object it makes.
+   */
+  constructor(
+    parts: EngineParts,
+    holder: LeaseHolder,
+    granted: Granted,
+    retentionMs: number,
+    leaseMs: number,
+    sentAt: number,
+    renewals: DeadlineQueue,
+    probe: ExecutionProbe = NO_EXECUTION,
+  ) {
+    super(holder, granted.token, leaseMs, sentAt, renewals, parts.guard, reporter(parts.emit, probe), probe);
+    this.attempt = granted.attempt;
+    this.takeover = granted.takeover;
     this.#parts = parts;
-    this.#scope = scope;
-    this.#keeper = keeper;
     this.#retentionMs = retentionMs;
     this.#probe = probe;
-    this.#emit = reporter(parts.emit, probe);
-  }
-
-  get signal(): AbortSignal {
-    return this.#keeper.signal;
-  }
-
-  get deadline(): number {
-    return this.#keeper.deadline;
   }
 
   get settled(): boolean {
@@ -124,13 +107,13 @@ export class LeasedClaim implements Claim {
     const { key, token } = this;
     const guard = this.#parts.guard;
     const probe = this.#probe;
-    const complete = (store: Store) => store.complete({ key, token, outcome, retentionMs });
+    const input: CompleteInput = { key, token, outcome, retentionMs };
     // Without instrumentation the store call is made directly, as the engine's `begin` is: no closure for a probe
     // that would only call it.
     return (
       probe === NO_EXECUTION
-        ? guard.call('complete', complete)
-        : probe.store('complete', () => guard.call('complete', complete))
+        ? guard.callWith('complete', completeOn, input)
+        : probe.store('complete', () => guard.callWith('complete', completeOn, input))
     ).then(
       (result) => (result.kind === 'fenced' ? this.#fenced(outcome, retentionMs, retry) : this.#completed()),
       (error: unknown) => this.#retry(error, outcome, retentionMs, retry),
@@ -138,8 +121,8 @@ export class LeasedClaim implements Claim {
   }
 
   #completed(): void {
-    if (wanted(this.#emit, 'completed'))
-      this.#emit({ type: 'completed', key: this.key, token: this.token }, this.#scope);
+    if (wanted(this.emit, 'completed'))
+      this.emit({ type: 'completed', key: this.key, token: this.token }, this.scope);
   }
 
   /** A failed attempt: the store may come back, and the effect already happened, so try again a few times. */
@@ -162,15 +145,15 @@ export class LeasedClaim implements Claim {
       } catch (error) {
         return this.#retry(error, outcome, retentionMs, retry);
       }
-      if (ours) return this.#emit({ type: 'completed', key, token }, this.#scope);
+      if (ours) return this.emit({ type: 'completed', key, token }, this.scope);
     }
-    this.#emit({ type: 'fenced', key, token, operation: 'complete' }, this.#scope);
+    this.emit({ type: 'fenced', key, token, operation: 'complete' }, this.scope);
     throw new LeaseLostError(token);
   }
 
   async release(reason: ReleaseReason = 'notKept'): Promise<void> {
     this.#settle('release');
-    await releaseFenced(this.#parts, this.key, this.token, reason, this.#probe, this.#scope);
+    await releaseFenced(this.#parts, this.key, this.token, reason, this.#probe, this.scope);
     this.#probe.end();
   }
 
@@ -181,7 +164,7 @@ export class LeasedClaim implements Claim {
   #settle(attempted: 'complete' | 'release'): void {
     if (this.#settled) throw new ClaimSettledError(this.token, attempted);
     this.#settled = true;
-    this.#keeper.stop();
+    this.stopKeeping();
   }
 
   /** True when the record is completed under this claim's token: an earlier attempt of ours stored it. */

@@ -87,6 +87,10 @@ export interface RenewInput {
 export interface KeyRecord {
   readonly key: string;
   readonly state: KeyState;
+  /**
+   * The fingerprint as the store keeps it: the one `begin` was given, or enough of it to tell requests apart (the
+   * Redis store keeps the first 16 characters of a 43-character SHA-256 fingerprint and shows them followed by `…`).
+   */
   readonly fingerprint: string;
   /** The fencing token of the latest acquisition; strictly increasing per key. */
   readonly token: number;

@@ -2,7 +2,7 @@
  * @module The framework-free request driver every adapter uses (`HttpIdempotency`): a request's key, scope and
  * fingerprint read once, then an answer of its own or a claim from the engine, settled through `Running`.
  */
-import type { Begun, Engine } from '../core/engine.js';
+import type { BeginRequest, Begun, Engine } from '../core/engine.js';
 import {
   FingerprintMismatchError,
   InProgressError,
@@ -43,11 +43,14 @@ export type Start<Sent> =
   /** The request owns the key: run the handler, then hand its response to `respond` (or its error to `fail`). */
   | Running<Sent>;
 
-/** A request to `begin` for: also what a `Running` keeps of it, so a claim makes no second object. */
-interface Begin extends ClaimedRequest {
+/**
+ * A request to `begin` for: what the engine's `begin` is given, and what a `Running` keeps of it, so deciding and
+ * claiming a request make no second object. `scope` is the method and route template, or the method alone:
+ * low-cardinality, for telemetry and the record's label.
+ */
+interface Begin extends ClaimedRequest, BeginRequest {
   readonly kind: 'begin';
-  /** Method and route template, or the method alone: low-cardinality, for telemetry. */
-  readonly label: string;
+  readonly scope: string;
 }
 
 type Decided = Start<never> | Begin;
@@ -98,31 +101,23 @@ export class HttpIdempotency<Req> {
   ): Promise<Start<Sent>> {
     let decided: Decided;
     try {
-      decided = this.#decide(view, bodyUnparseable);
+      decided = this.#decide(view, bodyUnparseable, leaseUntil);
     } catch (error) {
       return Promise.reject(error);
     }
     if (decided.kind !== 'begin') return Promise.resolve(decided);
-    const { id, fingerprint, label } = decided;
-    const { route } = this;
-    return this.engine
-      .begin({
-        key: id,
-        fingerprint,
-        scope: label,
-        waitMs: route.waitMs,
-        leaseMs: route.leaseMs,
-        retentionMs: route.retentionMs,
-        leaseUntil,
-      })
-      .then(
-        (begun) => this.#begun(begun, decided, accept),
-        (error: unknown) => this.#unavailable(error, id),
-      );
+    return this.engine.begin(decided).then(
+      (begun) => this.#begun(begun, decided, accept),
+      (error: unknown) => this.#unavailable(error, decided.key),
+    );
   }
 
   /** Everything `start` decides without the store: pass, answer at once (4xx, cached replay), or begin. */
-  #decide(view: RequestView<Req>, bodyUnparseable: (() => boolean) | undefined): Decided {
+  #decide(
+    view: RequestView<Req>,
+    bodyUnparseable: (() => boolean) | undefined,
+    leaseUntil: number | undefined,
+  ): Decided {
     const { route } = this;
     const { method } = view;
     if (!route.methods.has(method)) return PASS;
@@ -173,17 +168,21 @@ export class HttpIdempotency<Req> {
     }
     return {
       kind: 'begin',
-      id,
-      key,
+      key: id,
+      clientKey: key,
       fingerprint,
-      runs: `${method} ${view.route ?? pathOf(view.target)}`,
       // A path may hold ids: only a route template keeps the metrics' attribute values few.
-      label: routeLabel(method, view.route),
+      scope: routeLabel(method, view.route),
+      waitMs: route.waitMs,
+      leaseMs: route.leaseMs,
+      retentionMs: route.retentionMs,
+      leaseUntil,
+      runs: `${method} ${view.route ?? pathOf(view.target)}`,
     };
   }
 
   #begun<Sent>(begun: Begun, request: Begin, accept: (answer: HttpAnswer) => Sent): Start<Sent> {
-    const { id, fingerprint, runs } = request;
+    const { key: id, fingerprint, runs } = request;
     switch (begun.kind) {
       case 'acquired':
         return new Running(this.#target, request, begun.claim, accept);

@@ -66,56 +66,83 @@ const STORED_ONLY_WHEN_ASKED: ReadonlySet<string> = new Set([
  * `alsoKeep` lists them. Names are lower case in the result.
  */
 export function storableHeaders(headers: HeaderPairs, alsoKeep: ReadonlySet<string>): HeaderPairs {
+  return storedHeaders(headers, undefined, alsoKeep);
+}
+
+/**
+ * `storableHeaders` of `handlerHeaders(headers, before)`, in one pass: what a response stores. Nothing is copied
+ * until a header is left out or renamed, and then into one array: `headers` itself when every one is kept as it is.
+ */
+export function storedHeaders(
+  headers: HeaderPairs,
+  before: HeaderSnapshot | undefined,
+  alsoKeep: ReadonlySet<string>,
+): HeaderPairs {
   let connectionNamed: Set<string> | undefined;
   for (const [name, value] of headers) {
     if (name.toLowerCase() === 'connection') {
       connectionNamed = new Set(value.split(',').map((token) => token.trim().toLowerCase()));
     }
   }
-  const kept: [string, string][] = [];
-  for (const [name, value] of headers) {
+  let kept: (readonly [string, string])[] | undefined;
+  for (let i = 0; i < headers.length; i++) {
+    const pair = headers[i]!;
+    const [name, value] = pair;
     const lower = name.toLowerCase();
-    if (FRAMING_HEADERS.has(lower) || lower === SET_COOKIE) continue;
-    if (connectionNamed?.has(lower) && !alsoKeep.has(lower)) continue;
-    if (STORED_ONLY_WHEN_ASKED.has(lower) && !alsoKeep.has(lower)) continue;
-    kept.push([lower, value]);
+    const dropped =
+      FRAMING_HEADERS.has(lower) ||
+      lower === SET_COOKIE ||
+      (connectionNamed?.has(lower) === true && !alsoKeep.has(lower)) ||
+      (STORED_ONLY_WHEN_ASKED.has(lower) && !alsoKeep.has(lower)) ||
+      (before !== undefined && sameLines(headers, before, lower));
+    if (kept === undefined && (dropped || lower !== name)) kept = headers.slice(0, i);
+    // A pair already in lower case is kept as it is (Node's own header names are): no copy per header.
+    if (!dropped) kept?.push(lower === name ? pair : [lower, value]);
   }
-  return kept;
+  return kept ?? headers;
 }
 
 /**
  * The headers a response already had when the layer handed control to the handler (set by middleware before it:
- * CORS, a request id), by lower-case name, values joined by a line feed (which no header value holds).
+ * CORS, a request id), as they were then. Kept as the pairs themselves: there are few (Express sets one), so the
+ * comparison below scans them instead of building a map of them and another of the response's on every request.
  */
-export type HeaderSnapshot = ReadonlyMap<string, string>;
+export type HeaderSnapshot = HeaderPairs;
 
 /** A snapshot of `headers`, or undefined when there are none (the common case costs nothing later). */
 export function snapshotHeaders(headers: HeaderPairs): HeaderSnapshot | undefined {
-  if (headers.length === 0) return undefined;
-  return joinedByName(headers);
+  return headers.length === 0 ? undefined : headers;
 }
 
 /**
  * The headers of a finished response that the handler produced: those absent from `before`, or whose values it
  * changed. Headers middleware set before the handler and the handler left alone are the request's, not the
- * response's: a replay gets them from its own middleware (its own CORS origin, its own request id).
+ * response's: a replay gets them from its own middleware (its own CORS origin, its own request id). A repeated
+ * header counts as all its lines, in order: one line changed is a change of the header.
  */
 export function handlerHeaders(headers: HeaderPairs, before: HeaderSnapshot | undefined): HeaderPairs {
   if (before === undefined) return headers;
-  const after = joinedByName(headers);
-  return headers.filter(([name]) => {
-    const lower = name.toLowerCase();
-    const previous = before.get(lower);
-    return previous === undefined || previous !== after.get(lower);
-  });
+  let kept: (readonly [string, string])[] | undefined;
+  for (let i = 0; i < headers.length; i++) {
+    const pair = headers[i]!;
+    const lower = pair[0].toLowerCase();
+    const untouched = sameLines(headers, before, lower);
+    // Nothing is copied until a header is left out: most responses keep all of theirs.
+    if (untouched && kept === undefined) kept = headers.slice(0, i);
+    else if (!untouched) kept?.push(pair);
+  }
+  return kept ?? headers;
 }
 
-function joinedByName(headers: HeaderPairs): Map<string, string> {
-  const joined = new Map<string, string>();
-  for (const [name, value] of headers) {
-    const lower = name.toLowerCase();
-    const previous = joined.get(lower);
-    joined.set(lower, previous === undefined ? value : `${previous}\n${value}`);
+/** Whether `a` and `b` hold the same lines, in the same order, for the header named `lower` (lower case). */
+function sameLines(a: HeaderPairs, b: HeaderPairs, lower: string): boolean {
+  let j = 0;
+  for (const [name, value] of a) {
+    if (name.toLowerCase() !== lower) continue;
+    while (j < b.length && b[j]![0].toLowerCase() !== lower) j++;
+    if (j === b.length || b[j]![1] !== value) return false;
+    j++;
   }
-  return joined;
+  while (j < b.length && b[j]![0].toLowerCase() !== lower) j++;
+  return j === b.length;
 }

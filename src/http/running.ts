@@ -2,7 +2,7 @@
  * @module A request that owns its key (`Running`), framework-free: the handler's context, then its response stored
  * (or its key let go) and what the adapter sends decided.
  */
-import type { Claim, CompleteOptions } from '../core/claim.js';
+import type { Claim } from '../core/claim.js';
 import { InvalidOptionsError, isStoreUnavailableError } from '../core/errors.js';
 import type { ReleaseReason } from '../core/events.js';
 import type { Outcome } from '../core/record.js';
@@ -13,7 +13,7 @@ import { type DeferredWork, deferredOutcome, HandlerContext, type IdempotencyCon
 import type { LocalOutcomeCache } from './local-cache.js';
 import type { Notices } from './notices.js';
 import type { ResolvedRoute } from './options.js';
-import { type HeaderSnapshot, handlerHeaders, snapshotHeaders, storableHeaders } from './outcome-policy.js';
+import { type HeaderSnapshot, snapshotHeaders, storedHeaders } from './outcome-policy.js';
 import type { HttpAnswer } from './problem.js';
 import type { RunTimes } from './run-times.js';
 
@@ -39,9 +39,9 @@ export interface RunningTarget {
 /** The request's side: the one a claim was won for, as the flow decided it before `begin`. */
 export interface ClaimedRequest {
   /** The client's key, as sent. */
-  readonly key: string;
+  readonly clientKey: string;
   /** The scoped key: the record's id in the store. */
-  readonly id: string;
+  readonly key: string;
   readonly fingerprint: string;
   /** Method and route (template or path): what run times are estimated per. */
   readonly runs: string;
@@ -50,12 +50,6 @@ export interface ClaimedRequest {
 const DEFERRED: Finish = { kind: 'deferred' };
 // How far past maxBodyBytes a compressed body may decode before it is kept encoded (a bound on memory, not a rule).
 const DECODED_LIMIT_FACTOR = 64;
-
-/** A response as it is to be stored, with its own retention when the handler asked for one. */
-interface Kept {
-  readonly outcome: Outcome;
-  readonly options: CompleteOptions | undefined;
-}
 
 /**
  * A request that owns its key: the handler runs with `context`, then the adapter hands its response to `respond`
@@ -97,7 +91,7 @@ export class Running<Sent> {
     this.#claim = claim;
     this.#accept = accept;
     this.holdLimit = target.maxBodyBytes;
-    this.#handler = new HandlerContext(request.key, claim, this);
+    this.#handler = new HandlerContext(request.clientKey, claim, this);
     this.context = this.#handler;
   }
 
@@ -117,9 +111,10 @@ export class Running<Sent> {
     const original: Finish = { kind: 'send', answer: response, original: true };
     const kept = this.#kept(response);
     if (kept === undefined) return this.#released('notKept', original);
-    return this.#claim.complete(kept.outcome, kept.options).then(
+    const retentionMs = this.#handler.retentionMs;
+    return this.#claim.complete(kept, retentionMs === undefined ? undefined : { retentionMs }).then(
       () => {
-        this.#remember(kept.outcome, kept.options?.retentionMs);
+        this.#remember(kept, retentionMs);
         return original;
       },
       (error: unknown) => {
@@ -168,12 +163,15 @@ export class Running<Sent> {
     return this.#released('error', { kind: 'error', error });
   }
 
-  /** The response as it is to be stored, or undefined when the route's policy or the handler says not to. */
-  #kept(response: Outcome): Kept | undefined {
+  /**
+   * The response as it is to be stored, or undefined when the route's policy or the handler says not to; its own
+   * retention, if any, is the handler's `retentionMs`.
+   */
+  #kept(response: Outcome): Outcome | undefined {
     const handler = this.#handler;
     const { route } = this.#target;
     if (handler.skipped || !route.keep(response.status)) return undefined;
-    const headers = storableHeaders(handlerHeaders(response.headers, this.#before), route.keepHeaders);
+    const headers = storedHeaders(response.headers, this.#before, route.keepHeaders);
     // Compressed for this request's Accept-Encoding (by middleware, or by the handler): stored as produced, so a
     // replay suits any Accept-Encoding. Bounded: a body that would decode past this stays as it was encoded.
     const identity = withoutContentCoding(
@@ -181,13 +179,13 @@ export class Running<Sent> {
       response.body,
       DECODED_LIMIT_FACTOR * this.#target.maxBodyBytes,
     );
-    const outcome: Outcome = {
+    // The handler's response as it is, when nothing of it was left out or decoded.
+    if (identity === undefined && headers === response.headers) return response;
+    return {
       status: response.status,
       headers: identity?.headers ?? headers,
       body: identity?.body ?? response.body,
     };
-    const retentionMs = handler.retentionMs;
-    return { outcome, options: retentionMs === undefined ? undefined : { retentionMs } };
   }
 
   #release(reason: ReleaseReason): Promise<void> {
@@ -224,14 +222,14 @@ export class Running<Sent> {
     if (this.#state === 'settled') throw new InvalidOptionsError('defer: this request has answered already');
     this.#state = 'settled';
     const sent = this.#accept(
-      acceptedAnswer(longRunning.location(this.#request.id), longRunning.pollAfterMs),
+      acceptedAnswer(longRunning.location(this.#request.key), longRunning.pollAfterMs),
     );
     void this.#finishDeferred(work);
     return sent;
   }
 
   async #finishDeferred(work: DeferredWork): Promise<void> {
-    let kept: Kept | undefined;
+    let kept: Outcome | undefined;
     try {
       kept = this.#kept(deferredOutcome(await work(this.#claim)));
     } catch {
@@ -240,9 +238,10 @@ export class Running<Sent> {
       return;
     }
     if (kept === undefined) return this.#release('notKept').catch(() => {});
+    const retentionMs = this.#handler.retentionMs;
     try {
-      await this.#claim.complete(kept.outcome, kept.options);
-      this.#remember(kept.outcome, kept.options?.retentionMs);
+      await this.#claim.complete(kept, retentionMs === undefined ? undefined : { retentionMs });
+      this.#remember(kept, retentionMs);
     } catch {
       // Lost or unconfirmed: the status route answers from the store, which knows which it was.
     }
@@ -253,7 +252,7 @@ export class Running<Sent> {
     // A body over the cap replays from the store as "not retained"; the cache must not answer better than that.
     if (cache === undefined || outcome.body.byteLength > maxBodyBytes) return;
     const expiresAt = Date.now() + (retentionMs ?? route.retentionMs);
-    const { id, fingerprint } = this.#request;
-    cache.remember(id, fingerprint, replayAnswer({ retained: true, outcome }), expiresAt);
+    const { key, fingerprint } = this.#request;
+    cache.remember(key, fingerprint, replayAnswer({ retained: true, outcome }), expiresAt);
   }
 }
