@@ -24,7 +24,7 @@ const t = initTRPC.context<{ headers: Headers }>().create();
 const app = t.router({
   pay: t.procedure
     .input((raw) => raw as { cents: number })
-    .use(idempotent({ store, headers: (ctx) => ctx.headers, waitMs }))
+    .use(idempotent<unknown, { headers: Headers }>({ store, headers: (ctx) => ctx.headers, waitMs }))
     .mutation(async ({ input, ctx }) => {
       const key = ctx.headers.get('idempotency-key') ?? '';
       // The effect, seen by the test whichever process ran it; long enough for the duplicates to meet it.
