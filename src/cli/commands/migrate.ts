@@ -75,7 +75,9 @@ async function migrateMySqlTable(value: string | undefined, schema: string | und
   try {
     await migrateMySql(pool, { table });
     await migrateOutbox(pool);
-    process.stdout.write(`migrated ${url}: ${table} and its procedures, oncely_outbox and oncely_outbox_keys\n`);
+    process.stdout.write(
+      `migrated ${url}: ${table} and its procedures, oncely_outbox and oncely_outbox_keys\n`,
+    );
   } finally {
     await pool.end();
   }
