@@ -95,7 +95,7 @@ async function startCounted(): Promise<{
  */
 const PARTS: { name: string; lua: string; args: (string | number)[]; setup?: (key: string) => string[] }[] = [
   { name: 'EVALSHA of an empty script (the floor of any call)', lua: 'return 1', args: [] },
-  { name: 'an argument (43-byte fingerprint)', lua: 'return 1', args: ['f'.repeat(43)] },
+  { name: 'an argument (17-byte fingerprint region)', lua: 'return 1', args: ['f'.repeat(17)] },
   { name: 'an argument (206-byte outcome)', lua: 'return 1', args: ['o'.repeat(206)] },
   {
     name: "tonumber of an argument ('1795482858212')",
@@ -125,13 +125,13 @@ const PARTS: { name: string; lua: string; args: (string | number)[]; setup?: (ke
     args: ['x'.repeat(129)],
   },
   {
-    name: 'struct.unpack of the 43-byte header',
-    lua: "struct.unpack('>BBBHI4I6I6I6I6I6I4', ARGV[1]) return 1",
-    args: ['\u0002'.repeat(43)],
+    name: 'struct.unpack of the 29-byte header (layout 4) and the tag',
+    lua: "struct.unpack('>BBHI6I4i4i4i4I3B', ARGV[1]) return 1",
+    args: ['\u0004'.repeat(30)],
   },
   {
-    name: 'struct.pack of the 43-byte header',
-    lua: "struct.pack('>BBBHI4I6I6I6I6I6I4', 2, 112, 0, 43, 1, 1795482858212, 1795482858212, 1795482858212, 1795482858212, 0, 30000) return 1",
+    name: 'struct.pack of the 29-byte header (layout 4)',
+    lua: "struct.pack('>BBHI6I4i4i4i4I3', 4, 112, 1, 1795482858212, 0, 30000, 600000, 0, 30000) return 1",
     args: [],
   },
   {
@@ -208,8 +208,8 @@ try {
     `| replay | ${f(oncely.replay)} k | ${f(labelled.replay)} k | ${f(timed.replay)} k | ${f(minimal.replay)} k | **${(oncely.replay / minimal.replay).toFixed(2)}×** | **${(labelled.replay / minimal.replay).toFixed(2)}×** |`,
     '',
     'A record with a label (every entry point gives one: over HTTP the method and route template, here',
-    "`POST /payments/:id`) is one more argument and the label's bytes in each record; one without is written",
-    'byte for byte as before labels and costs the same.',
+    "`POST /payments/:id`) is one more argument and the label's bytes in each record; one without has nothing",
+    'after its fingerprint region and costs neither.',
     '',
     'Where a call’s instructions go: each part measured as one script call of its own, less the empty script.',
     '',
