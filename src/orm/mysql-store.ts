@@ -31,6 +31,7 @@ import { MySqlRuntime } from '../stores/mysql/runtime.js';
 import { MySqlStore } from '../stores/mysql/store.js';
 import { beginJoined, type JoinedTransaction } from '../stores/mysql/transaction-join.js';
 import type { IsolationLevel, MySqlSqlDriver } from './driver.js';
+import { assertJoinable, transactionIn } from './handle-checks.js';
 import { mysqlFailure, ormMySqlDriver, runThrough } from './mysql-source.js';
 import { beginOrmMySqlTransaction } from './mysql-transaction.js';
 import type { OrmStoreOptions } from './store.js';
@@ -63,24 +64,13 @@ export class OrmMySqlStore<Handle> implements Store {
 
   /** The ORM's transaction object from a claim's context, or an `InvalidOptionsError`. */
   transactionOf(context: { readonly transaction?: unknown } | null | undefined): Handle {
-    const transaction = context?.transaction;
-    const { kind } = this.#settings.driver;
-    if (transaction === undefined || transaction === null || !kind.is(transaction)) {
-      throw new InvalidOptionsError(
-        `transactionOf: no ${kind.name} transaction in this context; is this store the one the handler runs on?`,
-      );
-    }
-    return transaction;
+    return transactionIn(this.#settings.driver.kind, context);
   }
 
   /** A view that claims in a savepoint of `handle`'s open transaction; refuses a handle outside one. */
   join(handle: Handle): OrmMySqlStore<Handle> {
     const { kind } = this.#settings.driver;
-    if (!kind.is(handle) || !kind.inTransaction(handle)) {
-      throw new InvalidOptionsError(
-        `join: pass a ${kind.name} transaction that is open (inside its callback)`,
-      );
-    }
+    assertJoinable(kind, handle);
     const joined: JoinedTransaction = {
       handle,
       run: (sql, values) => runThrough((text) => kind.query(handle, text), sql, values),

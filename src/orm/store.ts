@@ -30,6 +30,7 @@ import { type Statements, statementsFor, tableTarget } from '../stores/postgres/
 import { PostgresStore } from '../stores/postgres/store.js';
 import type { IsolationLevel } from '../stores/postgres/transaction-session.js';
 import type { SqlDriver } from './driver.js';
+import { assertJoinable, transactionIn } from './handle-checks.js';
 import { ormSource, runStatements } from './source.js';
 import { splitStatements } from './split-statements.js';
 import { beginOrmTransaction } from './transaction.js';
@@ -93,14 +94,7 @@ export class OrmPostgresStore<Handle> implements Store {
    * or roll back with the key's record. Throws when the context holds no transaction of this ORM.
    */
   transactionOf(context: { readonly transaction?: unknown } | null | undefined): Handle {
-    const transaction = context?.transaction;
-    const { kind } = this.#settings.driver;
-    if (transaction === undefined || transaction === null || !kind.is(transaction)) {
-      throw new InvalidOptionsError(
-        `transactionOf: no ${kind.name} transaction in this context; is this store the one the handler runs on?`,
-      );
-    }
-    return transaction;
+    return transactionIn(this.#settings.driver.kind, context);
   }
 
   /**
@@ -108,12 +102,7 @@ export class OrmPostgresStore<Handle> implements Store {
    * run in a savepoint of it, and nothing is durable until you commit. Refuses a handle outside a transaction.
    */
   join(handle: Handle): OrmPostgresStore<Handle> {
-    const { kind } = this.#settings.driver;
-    if (!kind.is(handle) || !kind.inTransaction(handle)) {
-      throw new InvalidOptionsError(
-        `join: pass a ${kind.name} transaction that is open (inside its callback)`,
-      );
-    }
+    assertJoinable(this.#settings.driver.kind, handle);
     return new OrmPostgresStore(this.#settings.driver, {}, { settings: this.#settings, handle });
   }
 
