@@ -56,33 +56,23 @@ export interface Routines {
   readonly delete: string;
 }
 
-// The columns of each procedure's one answer row, in order (begin.sql, claim.sql, delete.sql end with that SELECT).
+// The columns of each procedure's one answer row, in order (begin.sql, claim.sql, delete.sql end with that SELECT):
+// the claim inside an open transaction answers as begin does, and the connection a lease end must KILL.
+const BEGIN_ANSWER = [
+  'outcome',
+  'token',
+  'attempt',
+  'retry_after_ms',
+  'completed_at_ms',
+  'status',
+  'headers',
+  'body',
+  'encoding',
+  'storage',
+] as const;
 const CALL_ANSWERS: Readonly<Record<'begin' | 'claim' | 'delete', readonly string[]>> = {
-  begin: [
-    'outcome',
-    'token',
-    'attempt',
-    'retry_after_ms',
-    'completed_at_ms',
-    'status',
-    'headers',
-    'body',
-    'encoding',
-    'storage',
-  ],
-  claim: [
-    'outcome',
-    'token',
-    'attempt',
-    'retry_after_ms',
-    'completed_at_ms',
-    'status',
-    'headers',
-    'body',
-    'encoding',
-    'storage',
-    'connection_id',
-  ],
+  begin: BEGIN_ANSWER,
+  claim: [...BEGIN_ANSWER, 'connection_id'],
   delete: ['existed'],
 };
 
