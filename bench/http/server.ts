@@ -36,13 +36,16 @@ const { otel } = await load<typeof import('../../src/otel/index.js')>('otel/inde
 
 const [framework = 'express', variant = 'baseline', redisPort = '6379'] = process.argv.slice(2);
 if (variant === 'oncely-sdk' || variant === 'oncely-otel-sdk') (await import('./otel-sdk.js')).registerSdk();
-// The same client options for every variant; AUTOPIPELINE=1 lets ioredis batch the commands of concurrent
-// requests into one socket write (syscalls dominate the cost per round trip on small machines).
+// Each layer on the client options its docs recommend: the RedisStore page's (no offline queue, no resend after a
+// reconnect; the store batches a turn's calls itself), and for the minimal layer ioredis' auto-pipelining, which
+// batches the commands of concurrent requests into one socket write (syscalls dominate the cost per round trip on
+// small machines). AUTOPIPELINE=1 turns it on for every variant.
 const redis = new Redis({
   port: Number(redisPort),
   host: '127.0.0.1',
   enableOfflineQueue: false,
-  enableAutoPipelining: process.env.AUTOPIPELINE === '1',
+  maxRetriesPerRequest: 0,
+  enableAutoPipelining: variant === 'minimal' || process.env.AUTOPIPELINE === '1',
 });
 await new Promise((resolve) => redis.once('ready', resolve));
 
