@@ -6,11 +6,11 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Pool } from 'pg';
 import { dashboard } from '../dashboard/handler.js';
-import type { DashboardSource } from '../dashboard/source.js';
+import type { DashboardOptions } from '../dashboard/options.js';
 import { CommandFailed } from './errors.js';
 
 export interface DashboardServerOptions {
-  readonly source: DashboardSource;
+  readonly source: DashboardOptions['source'];
   readonly outbox?: { readonly pool: Pool; readonly schema?: string } | false;
   readonly host: string;
   readonly port: number;

@@ -34,7 +34,8 @@ Usage: oncely <command> [options]
        oncely help [command] | oncely <command> --help | oncely --version
 
 Exit codes: 0 success; 1 the command failed (a store unreachable or not migrated, a busy port, a key executed
-twice); 2 a usage error (unknown command or option, a bad value, a malformed REDIS_URL or DATABASE_URL).
+twice); 2 a usage error (unknown command or option, a bad value, a malformed REDIS_URL, DATABASE_URL or MYSQL_URL,
+no AWS region for --store dynamodb, an optional peer the command needs not installed).
 
 ${Object.values(commands)
   .map((command) => command.help)

@@ -1,12 +1,13 @@
 /**
- * @module Opens the store a command names (`--store memory|redis|postgres|mysql` with its location options), on the
- * connection URL of that store.
+ * @module Opens the store a command names (`--store memory|redis|postgres|mysql|dynamodb` with its location options),
+ * on the connection URL of that store (or, for DynamoDB, the AWS SDK's environment).
  */
 import type { Pool } from 'pg';
 import { isInvalidOptionsError } from '../core/errors.js';
 import type { StoreInspector } from '../core/inspection.js';
 import type { Store } from '../core/store.js';
 import { MemoryStore } from '../stores/memory.js';
+import { dynamoDbStoreOn, openDynamoDb, requireDynamoDbTable } from './dynamodb-client.js';
 import { CommandFailed, UsageError } from './errors.js';
 import { openMySqlPool, requireMySqlTable } from './mysql-pool.js';
 import { keysTable, requireTable, shellWord } from './postgres-location.js';
@@ -15,8 +16,8 @@ import { openRedisClient } from './redis-client.js';
 
 /** The stores the demo runs on. */
 export const STORE_KINDS = ['memory', 'redis', 'postgres'] as const;
-/** The stores the commands open: the demo's, and MySQL for inspect, stats and purge. */
-export type StoreKind = (typeof STORE_KINDS)[number] | 'mysql';
+/** The stores the commands open: the demo's, and MySQL and DynamoDB for inspect, stats, purge and the dashboard. */
+export type StoreKind = (typeof STORE_KINDS)[number] | 'mysql' | 'dynamodb';
 
 export interface OpenedStore {
   readonly store: Store;
@@ -33,7 +34,10 @@ export function inspectorOf(store: Store): StoreInspector {
   return store.inspector;
 }
 
-/** Where the records are: `--prefix` for Redis, `--schema` and `--table` for PostgreSQL, `--table` for MySQL. */
+/**
+ * Where the records are: `--prefix` for Redis, `--schema` and `--table` for PostgreSQL, `--table` for MySQL and
+ * DynamoDB.
+ */
 export interface StoreLocation {
   readonly prefix?: string | undefined;
   readonly schema?: string | undefined;
@@ -61,27 +65,48 @@ export async function openStore(kind: StoreKind, options: OpenOptions = {}): Pro
   }
   if (kind === 'redis') return openRedis(options.prefix);
   if (kind === 'mysql') return openMySql(options.table);
+  if (kind === 'dynamodb') return openDynamoDbStore(options.table);
   return openPostgres(options);
 }
 
+/** What each store takes instead, for the message about a flag of another store. */
+const TAKES: Record<StoreKind, string> = {
+  memory: 'the memory store takes neither',
+  redis: 'Redis takes --prefix',
+  postgres: 'PostgreSQL takes --schema and --table',
+  mysql: 'MySQL takes --table (in the database of MYSQL_URL)',
+  dynamodb: 'DynamoDB takes --table',
+};
+
 /** A flag of the other store is a mistake (it would be ignored, and the command would look at the wrong place). */
-function checkLocation(kind: StoreKind, options: StoreLocation): void {
+export function checkLocation(kind: StoreKind, options: StoreLocation): void {
   if (kind !== 'redis' && options.prefix !== undefined) {
-    throw new UsageError('--prefix goes with --store redis; PostgreSQL takes --schema and --table');
+    throw new UsageError(`--prefix goes with --store redis; ${TAKES[kind]}`);
   }
-  if (kind === 'mysql' && options.schema !== undefined) {
-    throw new UsageError(
-      '--schema goes with --store postgres; MySQL takes --table (in the database of MYSQL_URL)',
-    );
+  if ((kind === 'mysql' || kind === 'dynamodb') && options.schema !== undefined) {
+    throw new UsageError(`--schema goes with --store postgres; ${TAKES[kind]}`);
   }
   if (
-    kind !== 'postgres' &&
-    kind !== 'mysql' &&
+    (kind === 'memory' || kind === 'redis') &&
     (options.schema !== undefined || options.table !== undefined)
   ) {
     throw new UsageError(
-      `--schema and --table go with --store postgres; ${kind === 'redis' ? 'Redis takes --prefix' : 'the memory store takes neither'}`,
+      `--schema and --table go with --store postgres; ${TAKES[kind]} (--store mysql and dynamodb take --table)`,
     );
+  }
+}
+
+/** The DynamoDB store on the table `--table` names, with the client the AWS SDK makes from the environment. */
+async function openDynamoDbStore(table: string | undefined): Promise<OpenedStore> {
+  const opened = await openDynamoDb();
+  try {
+    const store = await dynamoDbStoreOn(opened, table);
+    const flags = table === undefined ? [] : ['--table', shellWord(table)];
+    const shown = await requireDynamoDbTable(opened, store.table, flags);
+    return { store, description: `dynamodb ${shown}`, close: async () => opened.client.destroy() };
+  } catch (error) {
+    opened.client.destroy();
+    throw error;
   }
 }
 

@@ -1,9 +1,8 @@
-import { spawn } from 'node:child_process';
 import { request } from 'node:http';
 import { afterAll, describe, expect, it } from 'vitest';
-import { cliPath, expectCleanFailure, oncely } from '../cli/support/cli.js';
+import { expectCleanFailure, oncely, serveCli } from '../cli/support/cli.js';
 import { createTestSchema, type TestSchema } from '../postgres/support.js';
-import { requireService, services } from '../support/services.js';
+import { requireService } from '../support/services.js';
 
 // `oncely dashboard` as a user runs it (the built CLI): what it refuses before listening, and the guards it
 // sets up when it listens.
@@ -17,30 +16,11 @@ afterAll(async () => {
   await db?.drop();
 });
 
-/** Starts the CLI and resolves with the URL it prints (fragment included). */
+/** Starts the CLI and resolves with the URL it prints (fragment included); stopped after the file. */
 async function start(args: readonly string[], env: Record<string, string> = {}) {
-  const child = spawn(process.execPath, [cliPath, ...args], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, REDIS_URL: services.redis.url, DATABASE_URL: services.postgres.url, ...env },
-  });
-  let stderr = '';
-  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const stop = async () => {
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
-    await exited;
-  };
-  started.push({ stop });
-  const url = await new Promise<string>((resolve, reject) => {
-    let stdout = '';
-    child.stdout.on('data', (chunk: Buffer) => {
-      stdout += chunk.toString();
-      const match = /on (http:\/\/\S+)/.exec(stdout);
-      if (match?.[1]) resolve(match[1]);
-    });
-    child.once('exit', (code) => reject(new Error(`exited with ${code}: ${stderr}`)));
-  });
-  return { url: new URL(url), stop };
+  const serving = await serveCli(args, env);
+  started.push(serving);
+  return serving;
 }
 
 /** A GET with a Host header of our choosing (fetch does not allow setting it). */

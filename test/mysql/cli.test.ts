@@ -1,51 +1,25 @@
-import { execFile } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { inspect } from '../../src/cli/commands/inspect.js';
 import { migrate } from '../../src/cli/commands/migrate.js';
 import { purge } from '../../src/cli/commands/purge.js';
 import { stats } from '../../src/cli/commands/stats.js';
-import { scopedKey } from '../../src/store.js';
 import { MySqlStore } from '../../src/stores/mysql/index.js';
+import {
+  command,
+  expectCleanFailure,
+  oncely as run,
+  type ServingCli,
+  serveCli,
+  sourceCli,
+} from '../cli/support/cli.js';
+import { completePayment, expectDashboardShowsPayment, PAYMENT } from '../cli/support/payment-record.js';
 import { requireService, services } from '../support/services.js';
 import { createPool, dropTable, query, uniqueTable } from './support.js';
 
 // The CLI from its sources (`npm run build` is the lead's): main.ts as the package's bin runs it for exit codes
 // and messages, the commands in this process where only their work is checked (each spawn costs seconds).
-const main = new URL('../../src/cli/main.ts', import.meta.url).pathname;
-
-/** What a command wrote to stdout, run in this process; its failure rejects as it would reach main.ts. */
-async function command(
-  run: (argv: readonly string[]) => Promise<void>,
-  argv: readonly string[],
-): Promise<string> {
-  const written: string[] = [];
-  const spy = vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
-    written.push(String(chunk));
-    return true;
-  });
-  try {
-    await run(argv);
-  } finally {
-    spy.mockRestore();
-  }
-  return written.join('');
-}
-
-function oncely(args: readonly string[], env: Record<string, string> = {}) {
-  return new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
-    execFile(
-      process.execPath,
-      ['--import', 'tsx', main, ...args],
-      { env: { ...process.env, MYSQL_URL: services.mariadb.url, ...env }, timeout: 30_000 },
-      (error, stdout, stderr) =>
-        resolve({
-          code: error === null ? 0 : typeof error.code === 'number' ? error.code : -1,
-          stdout,
-          stderr,
-        }),
-    );
-  });
-}
+const oncely = (args: readonly string[], env: Record<string, string> = {}) =>
+  run(args, { MYSQL_URL: services.mariadb.url, ...env }, 30_000, sourceCli);
 
 describe('oncely CLI with --store mysql', () => {
   const table = uniqueTable('cli');
@@ -95,29 +69,7 @@ describe('oncely CLI with --store mysql', () => {
     );
     expect(outboxTables.map((row) => row.name)).toEqual(['oncely_outbox', 'oncely_outbox_keys']);
 
-    const store = new MySqlStore({ pool, table });
-    const key = scopedKey('POST /payments', 'cli-1');
-    const claim = await store.begin({
-      key,
-      fingerprint: 'f',
-      leaseMs: 10_000,
-      retentionMs: 60_000,
-      label: 'POST /payments',
-    });
-    if (claim.kind !== 'acquired') throw new Error(claim.kind);
-    const body = Buffer.from('{"id":"pay_cli"}');
-    await store.complete({
-      key,
-      token: claim.token,
-      outcome: {
-        status: 201,
-        headers: [['content-type', 'application/json']],
-        body,
-        encoding: 'identity',
-        storage: 'inline',
-      },
-      retentionMs: 60_000,
-    });
+    await completePayment(new MySqlStore({ pool, table }));
 
     const counted = await command(stats, ['--store', 'mysql', '--table', table]);
     expect(counted).toMatch(/mysql mysql:\/\/root@127\.0\.0\.1:3306\/test\s*│?\s*1\s/);
@@ -128,9 +80,9 @@ describe('oncely CLI with --store mysql', () => {
       '--table',
       table,
       '--key',
-      'cli-1',
+      PAYMENT.key,
       '--scope',
-      'POST /payments',
+      PAYMENT.scope,
     ]);
     expect(inspected).toContain('POST /payments');
     expect(inspected).toContain('pay_cli');
@@ -138,6 +90,26 @@ describe('oncely CLI with --store mysql', () => {
     expect(await command(purge, ['--store', 'mysql', '--table', table])).toMatch(
       /^removed 0 expired records in/,
     );
+  });
+
+  it('dashboard --store mysql serves the page and its JSON from the table, with no outbox panel', async () => {
+    expectCleanFailure(
+      await oncely(['dashboard', '--store', 'mysql', '--table', table, '--outbox']),
+      2,
+      /--outbox goes with --store redis .*the outbox panel reads PostgreSQL's outbox only, so MySQL's is not shown/,
+    );
+    let serving: ServingCli | undefined;
+    try {
+      serving = await serveCli(
+        ['dashboard', '--store', 'mysql', '--table', table, '--port', '0'],
+        { MYSQL_URL: services.mariadb.url },
+        sourceCli,
+      );
+      // The record the previous test completed, read through the store's inspector.
+      await expectDashboardShowsPayment(serving.url, 'mysql');
+    } finally {
+      await serving?.stop();
+    }
   });
 
   it('refuses flags of other stores, a bad table name and a URL of another scheme as usage errors', async () => {

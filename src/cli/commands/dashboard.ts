@@ -1,29 +1,43 @@
 /**
- * @module `oncely dashboard`: serves the dashboard page for a Redis or PostgreSQL store (and its outbox) from the
- * command line.
+ * @module `oncely dashboard`: serves the dashboard page for a Redis, PostgreSQL, MySQL or DynamoDB store (and a
+ * PostgreSQL outbox) from the command line.
  */
 import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { Pool } from 'pg';
+import type { DashboardStoreSource } from '../../dashboard/board-source.js';
 import { MIN_TOKEN_LENGTH } from '../../dashboard/options.js';
 import type { DashboardSource } from '../../dashboard/source.js';
 import { intOption, parseOptions } from '../args.js';
 import { type DashboardServer, isLoopback, startDashboardServer } from '../dashboard-server.js';
 import { UsageError } from '../errors.js';
+import { checkLocation, type OpenedStore, openStore } from '../open-store.js';
 import { keysTable, requireTable } from '../postgres-location.js';
 import { openPool } from '../postgres-pool.js';
 import { openRedisClient } from '../redis-client.js';
-import { externalStore } from './inspect.js';
+import { recordStore } from './inspect.js';
 
-export const dashboardHelp = `oncely dashboard --store redis|postgres [--port 8080] [--host 127.0.0.1] [--actions]
-                 [--prefix oncely | --schema public --table oncely_keys] [--outbox]
+export const dashboardHelp = `oncely dashboard --store redis|postgres|mysql|dynamodb [--port 8080] [--host 127.0.0.1] [--actions]
+                 [--prefix oncely | --schema public --table oncely_keys | --table oncely_keys] [--outbox]
 
   Serves one page on http://127.0.0.1:8080/: keys by state, a key looked up by scope and key, recent engine
   events and outcome rates (from an EventLog, see docs/dashboard.md), outbox backlog, lag and dead letters, and
   parked inbox messages, refreshed every 2 s. Read-only unless --actions (replay or discard a dead letter,
   release or delete a key), which need the token: ONCELY_DASHBOARD_TOKEN, or one made up and printed in the
   link. A --host beyond loopback needs ONCELY_DASHBOARD_TOKEN, and then every read needs it too. With --store
-  postgres the outbox of DATABASE_URL (in --schema) is shown; with --store redis, --outbox adds it.`;
+  postgres the outbox of DATABASE_URL (in --schema) is shown; with --store redis, --outbox adds it. --store mysql
+  (MYSQL_URL) and --store dynamodb (the AWS SDK's environment) show the keys, lookup and parked panels through the
+  store's inspector, with no event log; the outbox panel reads PostgreSQL's outbox only, so MySQL's is not shown
+  (oncely/outbox's outboxStats and listDeadLetters read it).`;
+
+/** Why `--outbox` (the PostgreSQL outbox of DATABASE_URL beside Redis records) is refused with another store. */
+const OUTBOX_ELSEWHERE = {
+  postgres: '--outbox goes with --store redis (on PostgreSQL the outbox is always shown)',
+  // Its panel reads the outbox with PostgreSQL's SQL (a pg pool); the MySQL outbox's functions take a MySQL pool.
+  mysql:
+    "--outbox goes with --store redis (the outbox of DATABASE_URL); the outbox panel reads PostgreSQL's outbox only, so MySQL's is not shown",
+  dynamodb: '--outbox goes with --store redis (the outbox of DATABASE_URL)',
+} as const;
 
 export async function dashboardCommand(argv: readonly string[]): Promise<void> {
   const { values } = parseOptions('dashboard', argv, {
@@ -37,29 +51,24 @@ export async function dashboardCommand(argv: readonly string[]): Promise<void> {
     outbox: { type: 'boolean' },
   });
   // Every flag and the token are checked before anything is dialled.
-  const kind = externalStore('dashboard', values.store);
+  const kind = recordStore('dashboard', values.store);
   const port = intOption('port', values.port, 8080, 0, 65_535);
   const host = values.host ?? '127.0.0.1';
   if (host === '') throw new UsageError('dashboard: --host must not be empty');
-  if (kind === 'redis' && (values.schema !== undefined || values.table !== undefined))
-    throw new UsageError('--schema and --table go with --store postgres; Redis takes --prefix');
-  if (kind === 'postgres' && values.prefix !== undefined)
-    throw new UsageError('--prefix goes with --store redis; PostgreSQL takes --schema and --table');
-  if (kind === 'postgres' && values.outbox)
-    throw new UsageError(
-      'dashboard: --outbox goes with --store redis (on PostgreSQL the outbox is always shown)',
-    );
+  checkLocation(kind, values);
+  if (kind !== 'redis' && values.outbox) throw new UsageError(`dashboard: ${OUTBOX_ELSEWHERE[kind]}`);
   const token = tokenFor(host, values.actions === true);
   const location = kind === 'postgres' ? keysTable(values) : undefined;
 
-  const opened: { redis?: Redis; pool?: Pool } = {};
+  const opened: { redis?: Redis; pool?: Pool; store?: OpenedStore } = {};
   const closeAll = async () => {
     opened.redis?.disconnect();
     await opened.pool?.end();
+    await opened.store?.close();
   };
   let server: DashboardServer;
   try {
-    let source: DashboardSource;
+    let source: DashboardSource | DashboardStoreSource;
     let description: string;
     if (kind === 'redis') {
       const { client, url } = await openRedisClient();
@@ -67,12 +76,17 @@ export async function dashboardCommand(argv: readonly string[]): Promise<void> {
       source = values.prefix === undefined ? { redis: client } : { redis: client, prefix: values.prefix };
       description = `redis ${url}`;
       if (values.outbox) opened.pool = (await openPool()).pool;
-    } else {
+    } else if (kind === 'postgres') {
       const { pool, url } = await openPool();
       opened.pool = pool;
       await requireTable(pool, location!.qualified, url, location!.flags);
       source = { postgres: pool, schema: location!.schema, table: location!.table };
       description = `postgres ${url}`;
+    } else {
+      // Any store with an inspector: the dashboard reads its records through it, as inspect does.
+      opened.store = await openStore(kind, { table: values.table });
+      source = { store: opened.store.store };
+      description = opened.store.description;
     }
     server = await startDashboardServer({
       source,

@@ -11,9 +11,11 @@ import { renderTable } from '../table.js';
 
 /** How the commands that read or maintain PostgreSQL records treat a missing table (the three helps say it). */
 export const POSTGRES_TABLE_NOTE =
-  'On PostgreSQL nothing is created: a missing schema or table fails, naming the oncely migrate command to run.\n  MySQL (MYSQL_URL) takes --table, and is treated the same way.';
+  'On PostgreSQL nothing is created: a missing schema or table fails, naming the oncely migrate command to run.\n' +
+  "  MySQL (MYSQL_URL) and DynamoDB (the AWS SDK's environment: AWS_REGION, credentials, AWS_ENDPOINT_URL_DYNAMODB)\n" +
+  '  take --table, and are treated the same way.';
 
-export const inspectHelp = `oncely inspect --store redis|postgres|mysql (--key KEY --scope SCOPE | --hashed STORAGE_KEY)
+export const inspectHelp = `oncely inspect --store redis|postgres|mysql|dynamodb (--key KEY --scope SCOPE | --hashed STORAGE_KEY)
                [--prefix oncely | --schema public --table oncely_keys] [--delete]
 
   Shows the record of one key: the route or scope it belongs to, state, fingerprint, fencing token, attempts,
@@ -89,22 +91,15 @@ export async function inspect(argv: readonly string[]): Promise<void> {
   }
 }
 
-/** The memory store lives inside the application's process: the CLI cannot see it. */
-export function externalStore(command: string, value: string | undefined): Exclude<StoreKind, 'memory'> {
-  if (value === undefined || value === 'memory') {
-    throw new UsageError(
-      `${command}: give --store redis or --store postgres (the memory store lives inside your application's process)`,
-    );
-  }
-  return choiceOption('store', value, ['redis', 'postgres'] as const, 'redis');
-}
-
-/** The stores whose records the record commands (inspect, stats, purge) read: the external ones, MySQL too. */
+/**
+ * The stores whose records the record commands (inspect, stats, purge) and the dashboard read: every one but the
+ * memory store, which lives inside the application's process where the CLI cannot see it.
+ */
 export function recordStore(command: string, value: string | undefined): Exclude<StoreKind, 'memory'> {
   if (value === undefined || value === 'memory') {
     throw new UsageError(
-      `${command}: give --store redis or --store postgres or --store mysql (the memory store lives inside your application's process)`,
+      `${command}: give --store redis or --store postgres, mysql or dynamodb (the memory store lives inside your application's process)`,
     );
   }
-  return choiceOption('store', value, ['redis', 'postgres', 'mysql'] as const, 'redis');
+  return choiceOption('store', value, ['redis', 'postgres', 'mysql', 'dynamodb'] as const, 'redis');
 }

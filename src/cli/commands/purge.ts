@@ -8,8 +8,9 @@ import { POSTGRES_TABLE_NOTE, recordStore } from './inspect.js';
 export const purgeHelp = `oncely purge --store postgres|mysql [--schema public] [--table oncely_keys] [--batch-size 5000]
              [--max-batches 1000]
 
-  Deletes expired records in bounded batches (short transactions, no long locks). Run it for PostgreSQL on a
-  schedule (cron, a Kubernetes CronJob). Redis expires records by itself: --store redis [--prefix oncely] says so.
+  Deletes expired records in bounded batches (short transactions, no long locks). Run it for PostgreSQL and MySQL
+  on a schedule (cron, a Kubernetes CronJob). Redis and DynamoDB (its TTL) expire records by themselves:
+  --store redis [--prefix oncely] and --store dynamodb [--table oncely_keys] say so.
   ${POSTGRES_TABLE_NOTE}`;
 
 export async function purge(argv: readonly string[]): Promise<void> {

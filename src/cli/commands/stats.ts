@@ -1,14 +1,17 @@
 /**
- * @module `oncely stats`: records by state and their bytes, for Redis, PostgreSQL or MySQL.
+ * @module `oncely stats`: records by state and their bytes, for Redis, PostgreSQL, MySQL or DynamoDB.
  */
 import { parseOptions } from '../args.js';
 import { openStore } from '../open-store.js';
 import { renderTable } from '../table.js';
 import { POSTGRES_TABLE_NOTE, recordStore } from './inspect.js';
 
-export const statsHelp = `oncely stats --store redis|postgres|mysql [--prefix oncely] [--schema public] [--table oncely_keys]
+export const statsHelp = `oncely stats --store redis|postgres|mysql|dynamodb [--prefix oncely] [--schema public]
+             [--table oncely_keys]
 
   Counts records by state (in progress, completed, released) and, where the store can tell, the bytes they use.
+  On DynamoDB: the table's item count and size as DescribeTable gives them (DynamoDB's estimate, refreshed about
+  every six hours), no counts by state.
   ${POSTGRES_TABLE_NOTE}`;
 
 export async function stats(argv: readonly string[]): Promise<void> {

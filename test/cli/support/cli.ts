@@ -1,8 +1,29 @@
 import { execFile, spawn } from 'node:child_process';
-import { expect } from 'vitest';
+import { expect, vi } from 'vitest';
 import { services } from '../../support/services.js';
 
 export const cliPath = new URL('../../../dist/cli/main.js', import.meta.url).pathname;
+
+/**
+ * Node's arguments that run the CLI from its sources (main.ts through tsx), for the CLI's code newer than the last
+ * build (`npm run build` makes dist/): `oncely(args, env, timeoutMs, sourceCli)`.
+ */
+export const sourceCli: readonly string[] = [
+  '--import',
+  'tsx',
+  new URL('../../../src/cli/main.ts', import.meta.url).pathname,
+];
+
+/**
+ * Node's arguments that make `names` (and their subpaths) unresolvable in a child process, as if not installed
+ * (hide-packages.mjs): what a user without an optional peer sees, with nothing uninstalled. They go before the
+ * entry: `oncely(args, env, timeoutMs, [...hidingPackages(['pg']), ...sourceCli])`.
+ */
+export function hidingPackages(names: readonly string[]): string[] {
+  const hooks = new URL('./hide-packages.mjs', import.meta.url).href;
+  const register = `import { register } from 'node:module'; register(${JSON.stringify(hooks)}, { data: ${JSON.stringify(names)} });`;
+  return ['--import', `data:text/javascript,${encodeURIComponent(register)}`];
+}
 
 export interface CliResult {
   readonly code: number;
@@ -10,16 +31,8 @@ export interface CliResult {
   readonly stderr: string;
 }
 
-/**
- * Runs the built CLI as a user does (`node dist/cli/main.js …`) and resolves with its exit code and output,
- * whatever the code. REDIS_URL and DATABASE_URL point at the test services unless `env` says otherwise; a
- * variable set to undefined in `env` is removed.
- */
-export function oncely(
-  args: readonly string[],
-  env: Readonly<Record<string, string | undefined>> = {},
-  timeoutMs = 30_000,
-): Promise<CliResult> {
+/** The test process's environment with the test services' URLs and `env` over it; undefined removes a variable. */
+function childEnv(env: Readonly<Record<string, string | undefined>>): NodeJS.ProcessEnv {
   const merged: Record<string, string | undefined> = {
     ...process.env,
     REDIS_URL: services.redis.url,
@@ -27,11 +40,25 @@ export function oncely(
     ...env,
   };
   for (const [name, value] of Object.entries(merged)) if (value === undefined) delete merged[name];
+  return merged as NodeJS.ProcessEnv;
+}
+
+/**
+ * Runs the built CLI as a user does (`node dist/cli/main.js …`; `entry` = `sourceCli` runs its sources) and
+ * resolves with its exit code and output, whatever the code. REDIS_URL and DATABASE_URL point at the test services
+ * unless `env` says otherwise; a variable set to undefined in `env` is removed.
+ */
+export function oncely(
+  args: readonly string[],
+  env: Readonly<Record<string, string | undefined>> = {},
+  timeoutMs = 30_000,
+  entry: readonly string[] = [cliPath],
+): Promise<CliResult> {
   return new Promise((resolve) => {
     execFile(
       process.execPath,
-      [cliPath, ...args],
-      { env: merged as NodeJS.ProcessEnv, timeout: timeoutMs },
+      [...entry, ...args],
+      { env: childEnv(env), timeout: timeoutMs },
       (error, stdout, stderr) => {
         const code = error === null ? 0 : typeof error.code === 'number' ? error.code : -1;
         resolve({ code, stdout, stderr });
@@ -49,6 +76,71 @@ export function expectCleanFailure(result: CliResult, code: 1 | 2, message: RegE
   expect(result.code, shown).toBe(code);
   expect(result.stderr, shown).toMatch(message);
   expect(result.stderr, shown).toMatch(/^oncely: [^\n]+\n$/);
+}
+
+/**
+ * What a command wrote to stdout, run in this process (where only its work is checked: each spawn costs seconds);
+ * its failure rejects as it would reach main.ts.
+ */
+export async function command(
+  run: (argv: readonly string[]) => Promise<void>,
+  argv: readonly string[],
+): Promise<string> {
+  const written: string[] = [];
+  const spy = vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
+    written.push(String(chunk));
+    return true;
+  });
+  try {
+    await run(argv);
+  } finally {
+    spy.mockRestore();
+  }
+  return written.join('');
+}
+
+export interface ServingCli {
+  /** The link the command printed, `#token=…` fragment included. */
+  readonly url: URL;
+  /** SIGTERM, then resolves once the process is gone. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts a command that serves (`oncely dashboard …`) and resolves with the link it prints; rejects with its
+ * stderr if it exits first. `entry` as for `oncely`.
+ */
+export async function serveCli(
+  args: readonly string[],
+  env: Readonly<Record<string, string | undefined>> = {},
+  entry: readonly string[] = [cliPath],
+): Promise<ServingCli> {
+  const child = spawn(process.execPath, [...entry, ...args], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: childEnv(env),
+  });
+  let stderr = '';
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const stop = async () => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+    await exited;
+  };
+  try {
+    const url = await new Promise<string>((resolve, reject) => {
+      let stdout = '';
+      child.stdout.on('data', (chunk: Buffer) => {
+        stdout += chunk.toString();
+        const match = /on (http:\/\/\S+)/.exec(stdout);
+        if (match?.[1]) resolve(match[1]);
+      });
+      child.once('exit', (code) => reject(new Error(`exited with ${code}: ${stderr}`)));
+    });
+    return { url: new URL(url), stop };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
 }
 
 export interface ServingDemo {
@@ -71,7 +163,7 @@ export async function serveDemo(
 ): Promise<ServingDemo> {
   const child = spawn(process.execPath, [cliPath, 'demo', '--serve', '--port', '0', ...args], {
     stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, REDIS_URL: services.redis.url, DATABASE_URL: services.postgres.url, ...env },
+    env: childEnv(env),
   });
   let stderr = '';
   child.stderr.on('data', (chunk: Buffer) => {
