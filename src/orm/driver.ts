@@ -69,6 +69,8 @@ export interface SqlDriver<Handle> {
 export interface MySqlAnswer {
   readonly rows: readonly RawRow[];
   readonly affectedRows: number;
+  /** The AUTO_INCREMENT id an INSERT generated, as digits, where the ORM's answer carries it (not Prisma's). */
+  readonly insertId?: string;
   /**
    * A CALL's one answer row as bare values, where the ORM lost the column names (Prisma's mariadb adapter): in the
    * procedure's column order, which the store knows (`callAnswerColumns`).

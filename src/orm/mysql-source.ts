@@ -82,7 +82,11 @@ export async function runThrough(
   } catch (error) {
     throw mysqlFailure(error);
   }
-  if (answer.values === undefined) return { rows: answer.rows.map(rowOf), affectedRows: answer.affectedRows };
+  if (answer.values === undefined) {
+    const { affectedRows, insertId } = answer;
+    const rows = answer.rows.map(rowOf);
+    return insertId === undefined ? { rows, affectedRows } : { rows, affectedRows, insertId };
+  }
   const columns = callAnswerColumns(sql);
   if (columns === undefined || columns.length !== answer.values.length) {
     throw new CorruptRecordError(

@@ -1,15 +1,16 @@
 /**
  * @module `Outbox.add` (and the default `outbox`): an event written into the outbox table inside the caller's own
- * transaction, through a `pg` client, any ORM's transaction object, or a MySQL / MariaDB connection, so it exists
- * exactly when the business writes commit.
+ * transaction, through a `pg` client, any ORM's transaction object (on PostgreSQL or MySQL / MariaDB), or a MySQL /
+ * MariaDB connection, so it exists exactly when the business writes commit.
  */
 import { InvalidOptionsError } from '../../core/errors.js';
 import { knownOptions } from '../../core/validate.js';
-import { handleKindOf } from '../../orm/handles.js';
+import { handleKindOf, mysqlHandleKindOf } from '../../orm/handles.js';
 import { runStatements } from '../../orm/source.js';
 import { inlineParameters, type SqlValue } from '../../stores/postgres/sql.js';
 import { checkHook, type OutboxInstrumentation } from '../instrumentation.js';
-import { userConnectionOf } from './mysql/connection.js';
+import { type UserConnection, userConnectionOf } from './mysql/connection.js';
+import { ormConnection } from './mysql/orm-connection.js';
 import { type MySqlOutboxTables, mysqlOutboxTables } from './mysql/table.js';
 import { addMySql } from './mysql/writer.js';
 import { type WriterStatements, writerStatements } from './sql.js';
@@ -59,8 +60,8 @@ const encoder = new TextEncoder();
 /**
  * Writes events into `oncely_outbox` inside the caller's transaction, so they exist exactly when the business
  * writes committed. A relay (`OutboxRelay`) publishes them afterwards. The connection's kind chooses the dialect: a
- * `pg` client or an ORM's transaction (PostgreSQL), or a `mysql2/promise` or `mariadb` connection (MySQL / MariaDB;
- * the table then lives in the connection's database, or in database `schema` when given).
+ * `pg` client (PostgreSQL), a `mysql2/promise` or `mariadb` connection (MySQL / MariaDB; the table then lives in the
+ * connection's database, or in database `schema` when given), or an ORM's transaction (the database its ORM speaks).
  *
  * @example
  * const client = await pool.connect();
@@ -100,9 +101,10 @@ export class Outbox {
   /**
    * Inserts one event in the caller's open transaction: a `pg` client inside `BEGIN`, an ORM's transaction
    * object (a Kysely `Transaction`, a Drizzle `tx`, a Prisma transaction client, a TypeORM or MikroORM
-   * `EntityManager` in a transaction, a Knex `trx`, a postgres.js `sql` of `sql.begin`), or a `mysql2/promise` or
-   * `mariadb` connection inside a transaction (one outside any is refused with `InvalidOptionsError` before anything
-   * is written). Resolves with the outbox id.
+   * `EntityManager` in a transaction, a Knex `trx`, a postgres.js `sql` of `sql.begin`; on PostgreSQL, or on MySQL /
+   * MariaDB for all but postgres.js), or a `mysql2/promise` or `mariadb` connection inside a transaction (an ORM
+   * object or a connection outside any is refused with `InvalidOptionsError` before anything is written). Resolves
+   * with the outbox id.
    */
   async add(client: Queryable | OrmTransaction, event: OutboxEvent): Promise<string> {
     const row = this.#row(event);
@@ -152,11 +154,7 @@ export class Outbox {
         );
       return (await (client as Queryable).query(text, values as unknown[])).rows;
     }
-    // An event written outside a transaction would commit on its own, whatever became of the business writes.
-    if (!kind.inTransaction(client))
-      throw new InvalidOptionsError(
-        `outbox.${operation}: this ${kind.name} object is not inside a transaction; pass the transaction's (trx/tx/manager) object`,
-      );
+    refuseOutsideTransaction(kind, client, operation);
     const [rows = []] = await runStatements(kind, (list) => kind.run(client, list), [
       inlineParameters(text, values),
     ]);
@@ -195,9 +193,30 @@ export class Outbox {
   }
 }
 
-/** The caller's MySQL connection, when `client` is one (an ORM's transaction object is never taken for one). */
-function mysqlConnectionOf(client: unknown, operation: string) {
+/**
+ * The writer's connection when `client` speaks MySQL: an ORM's transaction on MySQL (its ORM's dialect, told as its
+ * store tells it), or a driver connection. Undefined for PostgreSQL's (a pg client, an ORM object on PostgreSQL).
+ */
+function mysqlConnectionOf(client: unknown, operation: string): UserConnection | undefined {
+  const orm = mysqlHandleKindOf(client);
+  if (orm !== undefined) {
+    refuseOutsideTransaction(orm, client, operation);
+    return ormConnection(orm, client);
+  }
   return handleKindOf(client) === undefined ? userConnectionOf(client, operation) : undefined;
+}
+
+/** An ORM object outside a transaction, on either database, before anything is written. */
+function refuseOutsideTransaction<Handle>(
+  kind: { readonly name: string; inTransaction(handle: Handle): boolean },
+  handle: Handle,
+  operation: string,
+): void {
+  // An event written outside a transaction would commit on its own, whatever became of the business writes.
+  if (!kind.inTransaction(handle))
+    throw new InvalidOptionsError(
+      `outbox.${operation}: this ${kind.name} object is not inside a transaction; pass the transaction's (trx/tx/manager) object`,
+    );
 }
 
 function checkHeaders(headers: unknown): Readonly<Record<string, string>> {

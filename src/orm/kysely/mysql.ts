@@ -6,6 +6,7 @@
  * the columns the store reads).
  */
 import type { Transaction } from 'kysely';
+import { insertIdOf } from '../../stores/mysql/driver.js';
 import type { MySqlAnswer, MySqlHandleKind, RawRow } from '../driver.js';
 import { type KyselyQueries, kyselyTransactions, rawQuery } from './handle.js';
 
@@ -32,10 +33,12 @@ export async function queryMySql(db: KyselyQueries, statement: string): Promise<
   const rows: readonly unknown[] = result.rows;
   // A CALL: the driver's result sets, then the CALL's own OK packet.
   const first = rows[0];
-  return {
+  const answer = {
     rows: (Array.isArray(first) ? first : rows) as RawRow[],
     affectedRows: Number(result.numAffectedRows ?? 0),
   };
+  const insertId = insertIdOf(result.insertId);
+  return insertId === undefined ? answer : { ...answer, insertId };
 }
 
 /** Kysely's transactions on MySQL: recognized and checked as on PostgreSQL, queried one statement at a time. */

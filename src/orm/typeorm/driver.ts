@@ -7,7 +7,7 @@
 import type { DataSource, EntityManager } from 'typeorm';
 import type { IsolationLevel, OrmDriver, RawRow } from '../driver.js';
 import { runOn, typeormTransactions } from './handle.js';
-import { MYSQL_TYPES, queryAlone, typeormMySqlTransactions } from './mysql.js';
+import { isMySqlTypeOrm, queryAlone, typeormMySqlTransactions } from './mysql.js';
 
 // TypeORM spells the levels in capitals (its IsolationLevel type is not exported from the package's root).
 const ISOLATION = {
@@ -25,7 +25,7 @@ export function typeormDriver(dataSource: DataSource): OrmDriver<EntityManager> 
     if (options.isolation === undefined) return dataSource.transaction(work);
     return dataSource.transaction(ISOLATION[options.isolation], work);
   };
-  if (MYSQL_TYPES.includes(dataSource.options.type)) {
+  if (isMySqlTypeOrm(dataSource)) {
     return {
       dialect: 'mysql',
       kind: typeormMySqlTransactions,

@@ -13,6 +13,12 @@ import { typeormTransactions } from './handle.js';
 /** The TypeORM data-source types that speak MySQL. */
 export const MYSQL_TYPES: readonly string[] = ['mysql', 'mariadb'];
 
+/** Whether a data source, or an `EntityManager` by its data source, speaks MySQL: its `type`. */
+export function isMySqlTypeOrm(source: DataSource | EntityManager): boolean {
+  const dataSource = 'dataSource' in source ? source.dataSource : source;
+  return MYSQL_TYPES.includes(dataSource.options.type);
+}
+
 /** One statement on the runner's connection. */
 export async function queryOn(runner: QueryRunner, statement: string): Promise<MySqlAnswer> {
   return answerOf(await runner.query(statement));

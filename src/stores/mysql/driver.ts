@@ -35,6 +35,8 @@ export type Row = Readonly<Record<string, unknown>>;
 export interface Answer {
   readonly rows: readonly Row[];
   readonly affectedRows: number;
+  /** The AUTO_INCREMENT id an INSERT generated, as digits (the outbox's ids; the store's tables have none). */
+  readonly insertId?: string;
 }
 
 /** Anything that runs a statement: the pool, or one connection checked out of it. */
@@ -240,8 +242,21 @@ export function answerOf(result: unknown): Answer {
     const rows = result.length > 0 && Array.isArray(result[0]) ? result[0] : result;
     return { rows: rows as Row[], affectedRows: 0 };
   }
-  const affected = (result as { affectedRows?: unknown } | null)?.affectedRows;
-  return { rows: [], affectedRows: Number(affected ?? 0) };
+  const header = result as { affectedRows?: unknown; insertId?: unknown } | null;
+  const affectedRows = Number(header?.affectedRows ?? 0);
+  const insertId = insertIdOf(header?.insertId);
+  return insertId === undefined ? { rows: [], affectedRows } : { rows: [], affectedRows, insertId };
+}
+
+/**
+ * An OK packet's insert id as digits: a BigInt or a string as it is, a number only while it is exact (a driver
+ * configured without big numbers rounds a larger one); 0, or none, is no id.
+ */
+export function insertIdOf(value: unknown): string | undefined {
+  if (typeof value === 'bigint') return value > 0n ? String(value) : undefined;
+  if (typeof value === 'string') return /^[1-9]\d*$/.test(value) ? value : undefined;
+  if (typeof value === 'number') return Number.isSafeInteger(value) && value > 0 ? String(value) : undefined;
+  return undefined;
 }
 
 // Both drivers send a Buffer as a binary literal; a plain Uint8Array would be escaped as a list of numbers.

@@ -26,8 +26,13 @@ export interface WriteAnswer {
 }
 
 export interface UserConnection {
-  readonly driver: 'mysql2' | 'mariadb';
-  run(sql: string, values: readonly SqlValue[]): Promise<WriteAnswer>;
+  /** The driver (or the ORM the statements go through), for messages. */
+  readonly driver: string;
+  /**
+   * Runs one statement. `needsId`: it is an INSERT whose id the writer reads (a connection whose answers carry no id,
+   * Prisma's, then asks the server for it).
+   */
+  run(sql: string, values: readonly SqlValue[], needsId?: boolean): Promise<WriteAnswer>;
 }
 
 // SERVER_STATUS_IN_TRANS and SERVER_STATUS_AUTOCOMMIT in the OK packet's status flags, in both servers' protocol.

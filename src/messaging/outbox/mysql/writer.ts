@@ -1,7 +1,7 @@
 /**
- * @module `outbox.add` on MySQL / MariaDB: the events written with the caller's connection inside the caller's
- * transaction, each ordering key locked first (in hash order) so a key's events go out in commit order, and a
- * connection outside any transaction refused before an event is written.
+ * @module `outbox.add` on MySQL / MariaDB: the events written with the caller's connection (a driver's, or an ORM's
+ * transaction: orm-connection.ts) inside the caller's transaction, each ordering key locked first (in hash order) so a
+ * key's events go out in commit order, and a connection outside any transaction refused before an event is written.
  */
 import { createHash } from 'node:crypto';
 import { InvalidOptionsError } from '../../../core/errors.js';
@@ -84,14 +84,19 @@ export async function addMySql(
       type: row.contentType,
       headers: row.headers,
     };
-    ids.push((await run(connection, sql.insert, values)).insertId);
+    ids.push((await run(connection, sql.insert, values, true)).insertId);
   }
   return ids;
 }
 
-function run(connection: UserConnection, statement: string, params: Parameters<typeof bind>[1]) {
+function run(
+  connection: UserConnection,
+  statement: string,
+  params: Parameters<typeof bind>[1],
+  needsId = false,
+) {
   const { sql, values } = bind(statement, params);
-  return connection.run(sql, values);
+  return connection.run(sql, values, needsId);
 }
 
 function encode(row: EventRow, operation: string) {
