@@ -4,7 +4,7 @@
  * real socket by @hono/node-server.
  */
 import { runHttpSemantics } from '../http/support/semantics.js';
-import { memoryStore, redisStore } from '../http/support/stores.js';
+import { memoryStore, redisStore } from '../support/stores.js';
 import { middlewareHarness, nodeServerHarness, wrapHarness } from './apps/suite.js';
 
 runHttpSemantics(wrapHarness, memoryStore);

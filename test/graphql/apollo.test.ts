@@ -14,7 +14,7 @@ import { apolloIdempotency, idempotentDirective, useIdempotency } from 'oncely/g
 import { RedisStore } from 'oncely/redis';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { freePort } from '../support/free-port.js';
-import { redisStore } from '../support/redis-store.js';
+import { redisStore } from '../support/stores.js';
 import { type ApolloApp, apolloApp, apolloServer } from './apollo-app.js';
 import { counters, type GraphQLAnswer, post, typeDefs } from './app.js';
 

@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { closing, listening } from '../support/listen.js';
-import { redisStore } from '../support/redis-store.js';
+import { redisStore } from '../support/stores.js';
 import { app, counters, type GraphQLAnswer, post } from './app.js';
 
 // One copy of graphql, as in an app: graphql-yoga, loaded by Node, gets graphql's CommonJS build, while Vite

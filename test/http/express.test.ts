@@ -1,8 +1,8 @@
 import express from 'express';
 import express4 from 'express4';
+import { memoryStore, redisStore } from '../support/stores.js';
 import { expressHarness } from './apps/express.js';
 import { runHttpSemantics } from './support/semantics.js';
-import { memoryStore, redisStore } from './support/stores.js';
 
 const redis = redisStore('express');
 for (const harness of [

@@ -5,6 +5,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { parseKeyHeader } from '../../src/http/key-header.js';
 import { PROBLEM_CONTENT_TYPE } from '../../src/http/problem.js';
+import { memoryStore, redisStore } from '../support/stores.js';
 import { expressHarness } from './apps/express.js';
 import { fastifyHarness } from './apps/fastify.js';
 import { honoHarness, honoNodeServerHarness } from './apps/hono.js';
@@ -12,7 +13,6 @@ import { nodeHarness } from './apps/node.js';
 import { defaultId, type StoreSetup, withApp } from './support/fixture.js';
 import type { AdapterHarness } from './support/harness.js';
 import { oneConnection, type RawResponse, rawRequest } from './support/raw-http.js';
-import { memoryStore, redisStore } from './support/stores.js';
 
 // What an HTTP client can put in a header value (RFC 9110 field-value: HTAB, visible ASCII, obs-text 0x80-0xFF).
 const headerChar = fc

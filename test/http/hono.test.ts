@@ -1,6 +1,6 @@
+import { memoryStore, redisStore } from '../support/stores.js';
 import { honoHarness, honoNodeServerHarness } from './apps/hono.js';
 import { runHttpSemantics } from './support/semantics.js';
-import { memoryStore, redisStore } from './support/stores.js';
 
 runHttpSemantics(honoHarness, memoryStore);
 runHttpSemantics(honoHarness, redisStore('hono'));

@@ -9,7 +9,7 @@ import { afterAll, describe, it } from 'vitest';
 import type { Store } from '../../src/core/store.js';
 import { idempotency } from '../../src/http/express.js';
 import { closing, listening } from '../support/listen.js';
-import { memoryStore, redisStore } from './support/stores.js';
+import { memoryStore, redisStore } from '../support/stores.js';
 
 const SECRET = 'Bearer sk_live_4f9a_secret_token';
 const closers: (() => Promise<void>)[] = [];

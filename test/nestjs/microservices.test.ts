@@ -17,8 +17,8 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { Store } from '../../src/core/store.js';
 import { IdempotencyClaim, Idempotent, type MessageClaim, OncelyModule } from '../../src/nestjs/index.js';
 import { until } from '../http/support/fixture.js';
-import { redisStore } from '../http/support/stores.js';
 import { requireService, services } from '../support/services.js';
+import { redisStore } from '../support/stores.js';
 
 // @Idempotent() on Nest microservice handlers, on two transports that run here: NATS (the key in the message's
 // Idempotency-Key header) and Redis (the key from the payload, by the route's `key` function). Two service instances

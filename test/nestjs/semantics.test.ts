@@ -1,5 +1,5 @@
 import { runHttpSemantics } from '../http/support/semantics.js';
-import { memoryStore, redisStore } from '../http/support/stores.js';
+import { memoryStore, redisStore } from '../support/stores.js';
 import { nestHarness } from './apps/nest.js';
 
 // The semantics table every oncely adapter runs (test/http/support/semantics.ts), against a real Nest application on

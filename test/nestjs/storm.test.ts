@@ -4,7 +4,7 @@ import { Controller, Inject, Post } from '@nestjs/common';
 import { describe, expect, it } from 'vitest';
 import { IdempotencyClaim, type IdempotencyContext, Idempotent } from '../../src/nestjs/index.js';
 import { Counters, Gates } from '../http/support/routes.js';
-import { redisStore } from '../http/support/stores.js';
+import { redisStore } from '../support/stores.js';
 import { createNestApp, FIXTURE } from './apps/nest.js';
 
 const KEYS = 10;
