@@ -2,24 +2,25 @@ import type { Context, SQSRecord } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Store } from '../../src/index.js';
 import { type SqsRecordContext, sqsIdempotency } from '../../src/lambda/index.js';
+import { connectionOf, MySqlStore } from '../../src/stores/mysql/index.js';
 import { PostgresStore, transactionOf } from '../../src/stores/postgres/index.js';
+import { createTestTable, query, type TestTable } from '../mysql/support.js';
 import { createTestSchema, type TestSchema } from '../postgres/support.js';
-import {
-  contextOf,
-  downStores,
-  postgresStore,
-  redisStore,
-  type StoreSetup,
-  sleep,
-  sqsEventOf,
-  unique,
-} from './support.js';
+import { requireService } from '../support/services.js';
+import { dynamoDbStore, mysqlStore, postgresStore, redisStore, type StoreSetup } from '../support/stores.js';
+import { contextOf, DOWN_STORES, downStores, sleep, sqsEventOf, unique } from './support.js';
 
-// SQS batches on the machine's Redis and PostgreSQL: each record takes effect once however often SQS delivers it,
-// and the handler answers with the partial batch response (`batchItemFailures`) that makes SQS deliver again only
-// the records that failed.
+// SQS batches on the machine's Redis, PostgreSQL and MariaDB (MySqlStore) and on DynamoDB (dynalite): each record
+// takes effect once however often SQS delivers it, and the handler answers with the partial batch response
+// (`batchItemFailures`) that makes SQS deliver again only the records that failed. Transactional mode on
+// PostgreSQL and MySQL: the record's effect commits with its claim.
 
-const stores: StoreSetup[] = [redisStore('sqs'), postgresStore('sqs')];
+const stores: StoreSetup[] = [
+  redisStore('lambda_sqs'),
+  postgresStore('lambda_sqs'),
+  mysqlStore('lambda_sqs'),
+  dynamoDbStore('lambda_sqs'),
+];
 
 /** A record handler that counts runs per message id and throws for the ids in `failing` (once each by default). */
 function recorder(failing: ReadonlyMap<string, number> = new Map()) {
@@ -156,50 +157,97 @@ describe.each(stores)('sqsIdempotency on $name', (setup) => {
   });
 });
 
-describe('sqsIdempotency on PostgreSQL in transactional mode', () => {
+/**
+ * A store in transactional mode with a `shipments` table beside it: `ship` inserts the record's message id through
+ * the claim's transaction, `shipped` counts the committed rows of one id.
+ */
+interface TransactionalSetup {
+  readonly name: string;
+  store(): Store;
+  ship(record: SQSRecord, context: SqsRecordContext): Promise<void>;
+  shipped(messageId: string): Promise<number>;
+}
+
+function postgresTransactional(): TransactionalSetup {
   let schema: TestSchema;
   beforeAll(async () => {
+    await requireService('postgres');
     schema = await createTestSchema('lambda_sqs_tx', 4);
     await schema.pool.query(`CREATE TABLE ${schema.table('shipments')} (message_id text PRIMARY KEY)`);
   });
   afterAll(async () => {
     await schema?.drop();
   });
-
-  it("the effect commits with the record; a timed-out invocation's transaction ends with it, and the next delivery runs", async () => {
-    const store = new PostgresStore({ pool: schema.pool, schema: schema.schema }).transactional();
-    const id = unique('tx');
-    const ship = async (record: SQSRecord, context: SqsRecordContext) => {
+  return {
+    name: 'PostgreSQL',
+    store: () => new PostgresStore({ pool: schema.pool, schema: schema.schema }).transactional(),
+    ship: async (record, context) => {
       await transactionOf(context).query(`INSERT INTO ${schema.table('shipments')} VALUES ($1)`, [
         record.messageId,
       ]);
-    };
-    // A redelivery that hangs: it holds the record's transaction (its row lock) and the runs counter. Both end
-    // with the invocation, not a whole leaseMs (60 s) later.
-    const stuck = sqsIdempotency({ store, leaseMs: 60_000 })(async (record: SQSRecord, context) => {
-      await ship(record, context);
-      await new Promise(() => {});
-    });
-    const consume = sqsIdempotency({ store, leaseMs: 60_000 })(ship);
-    void stuck(sqsEventOf([{ id }], { receiveCount: 2 }), contextOf(500));
-    await sleep(150);
-    expect(await consume(sqsEventOf([{ id }], { receiveCount: 3 }), contextOf())).toEqual({
-      batchItemFailures: [{ itemIdentifier: id }],
-    });
-    await sleep(600);
-    expect(await consume(sqsEventOf([{ id }], { receiveCount: 4 }), contextOf())).toEqual({
-      batchItemFailures: [],
-    });
-    expect(await consume(sqsEventOf([{ id }], { receiveCount: 5 }), contextOf())).toEqual({
-      batchItemFailures: [],
-    });
-    const rows = await schema.pool.query(
-      `SELECT count(*)::int AS n FROM ${schema.table('shipments')} WHERE message_id = $1`,
-      [id],
-    );
-    expect(rows.rows[0].n).toBe(1);
+    },
+    shipped: async (messageId) => {
+      const sql = `SELECT count(*)::int AS n FROM ${schema.table('shipments')} WHERE message_id = $1`;
+      return (await schema.pool.query(sql, [messageId])).rows[0].n;
+    },
+  };
+}
+
+function mysqlTransactional(): TransactionalSetup {
+  let table: TestTable;
+  const shipments = () => `\`${table.table}_shipments\``;
+  beforeAll(async () => {
+    await requireService('mariadb');
+    table = await createTestTable('lambda_sqs_tx', 'mysql2', { size: 4 });
+    await query(table.pool, `CREATE TABLE ${shipments()} (message_id VARCHAR(100) PRIMARY KEY)`);
   });
-});
+  afterAll(async () => {
+    if (table === undefined) return;
+    await query(table.pool, `DROP TABLE IF EXISTS ${shipments()}`);
+    await table.drop();
+  });
+  return {
+    name: 'MySQL',
+    store: () => new MySqlStore({ pool: table.pool, table: table.table }).transactional(),
+    ship: async (record, context) => {
+      await connectionOf(context).query(`INSERT INTO ${shipments()} VALUES (?)`, [record.messageId]);
+    },
+    shipped: async (messageId) => {
+      const sql = `SELECT count(*) AS n FROM ${shipments()} WHERE message_id = ?`;
+      return Number((await query(table.pool, sql, [messageId]))[0]?.n);
+    },
+  };
+}
+
+describe.each([postgresTransactional(), mysqlTransactional()])(
+  'sqsIdempotency on $name in transactional mode',
+  (setup) => {
+    it("the effect commits with the record; a timed-out invocation's transaction ends with it, and the next delivery runs", async () => {
+      const store = setup.store();
+      const id = unique('tx');
+      // A redelivery that hangs: it holds the record's transaction (its row lock) and the runs counter. Both end
+      // with the invocation, not a whole leaseMs (60 s) later.
+      const stuck = sqsIdempotency({ store, leaseMs: 60_000 })(async (record: SQSRecord, context) => {
+        await setup.ship(record, context);
+        await new Promise(() => {});
+      });
+      const consume = sqsIdempotency({ store, leaseMs: 60_000 })(setup.ship);
+      void stuck(sqsEventOf([{ id }], { receiveCount: 2 }), contextOf(500));
+      await sleep(150);
+      expect(await consume(sqsEventOf([{ id }], { receiveCount: 3 }), contextOf())).toEqual({
+        batchItemFailures: [{ itemIdentifier: id }],
+      });
+      await sleep(600);
+      expect(await consume(sqsEventOf([{ id }], { receiveCount: 4 }), contextOf())).toEqual({
+        batchItemFailures: [],
+      });
+      expect(await consume(sqsEventOf([{ id }], { receiveCount: 5 }), contextOf())).toEqual({
+        batchItemFailures: [],
+      });
+      expect(await setup.shipped(id)).toBe(1);
+    });
+  },
+);
 
 describe('sqsIdempotency with the store down', () => {
   let down: Awaited<ReturnType<typeof downStores>>;
@@ -210,18 +258,15 @@ describe('sqsIdempotency with the store down', () => {
     await down.close();
   });
 
-  it.each(['redis', 'postgres'] as const)(
-    '%s refusing connections: every record is reported, none runs',
-    async (kind) => {
-      let runs = 0;
-      const consume = sqsIdempotency({ store: down[kind], breaker: false })(async () => {
-        runs++;
-      });
-      const [a, b] = [unique('a'), unique('b')];
-      expect(await consume(sqsEventOf([{ id: a }, { id: b }]), contextOf())).toEqual({
-        batchItemFailures: [{ itemIdentifier: a }, { itemIdentifier: b }],
-      });
-      expect(runs).toBe(0);
-    },
-  );
+  it.each(DOWN_STORES)('%s refusing connections: every record is reported, none runs', async (kind) => {
+    let runs = 0;
+    const consume = sqsIdempotency({ store: down[kind], breaker: false })(async () => {
+      runs++;
+    });
+    const [a, b] = [unique('a'), unique('b')];
+    expect(await consume(sqsEventOf([{ id: a }, { id: b }]), contextOf())).toEqual({
+      batchItemFailures: [{ itemIdentifier: a }, { itemIdentifier: b }],
+    });
+    expect(runs).toBe(0);
+  });
 });

@@ -1,3 +1,8 @@
+/**
+ * @module What the Lambda suites send and call: AWS's sample events with each case's key, body and principal, a
+ * Lambda context, the two entries (the wrapper, Middy), and stores that are down. The stores the suites run on
+ * are the shared setups of test/support/stores.ts.
+ */
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import middy from '@middy/core';
@@ -10,8 +15,8 @@ import type {
   SQSRecord,
 } from 'aws-lambda';
 import { Redis } from 'ioredis';
+import mysql from 'mysql2/promise';
 import pg from 'pg';
-import { afterAll, beforeAll } from 'vitest';
 import type { Store } from '../../src/index.js';
 import {
   type HttpEvent,
@@ -21,12 +26,12 @@ import {
   type LambdaIdempotencyOptions,
   middyIdempotency,
 } from '../../src/lambda/index.js';
+import { DynamoDbStore } from '../../src/stores/dynamodb/index.js';
+import { MySqlStore } from '../../src/stores/mysql/index.js';
 import { PostgresStore } from '../../src/stores/postgres/index.js';
 import { RedisStore } from '../../src/stores/redis/index.js';
-import { createTestSchema, type TestSchema } from '../postgres/support.js';
+import { clientFor } from '../dynamodb/support/dynalite.js';
 import { freePort } from '../support/free-port.js';
-import { redisStore as redisStoreOf, type StoreSetup } from '../support/redis-store.js';
-import { requireService } from '../support/services.js';
 
 // Events are AWS's documented sample events (fixtures/*.json: API Gateway REST proxy, HTTP API payload 2.0,
 // Function URL, SQS), with the key, body and identity of each case set on a copy.
@@ -135,37 +140,11 @@ export function entryOf(
   return (event, context = contextOf()) => handled(event, context);
 }
 
-export type { StoreSetup };
-
-/** `RedisStore` on the machine's Redis under `oncely-lambda-<label>-…`, removed after the file's tests. */
-export function redisStore(label: string): StoreSetup {
-  return redisStoreOf(`lambda-${label}`);
-}
-
-/** The machine's PostgreSQL, in a migrated schema of this file's own (dropped afterwards). */
-export function postgresStore(label: string): StoreSetup {
-  let schema: TestSchema | undefined;
-  beforeAll(async () => {
-    await requireService('postgres');
-    schema = await createTestSchema(`lambda_${label}`, 4);
-  });
-  afterAll(async () => {
-    await schema?.drop();
-  });
-  return {
-    name: 'postgres',
-    create: () => {
-      if (schema === undefined) throw new Error('the PostgreSQL schema is not ready (see beforeAll)');
-      return new PostgresStore({ pool: schema.pool, schema: schema.schema });
-    },
-  };
-}
-
 /**
- * A store that is down: a real Redis client and a real `pg` pool pointed at a port that was just opened and
- * closed again, so nothing listens there and every call is refused.
+ * The stores that are down, one of each kind: real clients (ioredis, pg, mysql2, the AWS SDK) pointed at a port
+ * that was just opened and closed again, so nothing listens there and every call is refused.
  */
-export async function downStores(): Promise<{ redis: Store; postgres: Store; close(): Promise<void> }> {
+export async function downStores(): Promise<Record<DownStore, Store> & { close(): Promise<void> }> {
   const port = await freePort();
   const client = new Redis({
     host: '127.0.0.1',
@@ -177,15 +156,25 @@ export async function downStores(): Promise<{ redis: Store; postgres: Store; clo
   client.on('error', () => {});
   const pool = new pg.Pool({ host: '127.0.0.1', port, user: 'postgres', database: 'test', max: 1 });
   pool.on('error', () => {});
+  const mysqlPool = mysql.createPool({ uri: `mysql://root@127.0.0.1:${port}/test`, connectionLimit: 1 });
+  const dynamo = clientFor(`http://127.0.0.1:${port}`, {
+    requestHandler: { requestTimeout: 1_000, throwOnRequestTimeout: true },
+  });
   return {
     redis: new RedisStore({ client }),
     postgres: new PostgresStore({ pool }),
+    mysql: new MySqlStore({ pool: mysqlPool }),
+    dynamodb: new DynamoDbStore({ client: dynamo }),
     close: async () => {
       client.disconnect();
-      await pool.end();
+      dynamo.destroy();
+      await Promise.all([pool.end(), mysqlPool.end()]);
     },
   };
 }
+
+export type DownStore = 'redis' | 'postgres' | 'mysql' | 'dynamodb';
+export const DOWN_STORES: readonly DownStore[] = ['redis', 'postgres', 'mysql', 'dynamodb'];
 
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 export const unique = (label: string) => `${label}-${randomUUID()}`;
