@@ -25,7 +25,8 @@ declare module 'autocannon' {
     total: number;
   }
   export interface Result {
-    requests: Histogram;
+    /** `total`: the requests answered; `sent`: those and the ones still in flight when the run stopped. */
+    requests: Histogram & { sent: number };
     latency: Histogram;
     errors: number;
     timeouts: number;

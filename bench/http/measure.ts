@@ -15,6 +15,8 @@ export interface Round {
   readonly serverCpuUs: number;
   /** CPU of redis-server per request, µs. */
   readonly redisCpuUs: number;
+  /** Requests sent: `requests` and the ones still in flight when the round ended, which the server finishes. */
+  readonly sent: number;
 }
 
 export const BODY = '{"amount":100,"currency":"EUR"}';
@@ -92,5 +94,28 @@ export async function measureRound(
     failures: result.non2xx + result.errors + result.timeouts,
     serverCpuUs: serverCpu / Math.max(1, requests),
     redisCpuUs: redisCpu / Math.max(1, requests),
+    sent: result.requests.sent,
   };
+}
+
+/**
+ * One unmeasured round on each side (JIT warm-up, connection pools, a cache filling), then `pairs` pairs of rounds
+ * in alternating order (A B, B A, …), so a machine that speeds up or slows down meets both sides alike.
+ */
+export async function alternatingPairs<R extends Round>(
+  a: ServerProcess,
+  b: ServerProcess,
+  options: { readonly pairs: number; readonly roundS: number },
+  round: (server: ServerProcess, seconds: number) => Promise<R>,
+): Promise<{ a: R; b: R }[]> {
+  await round(a, 1);
+  await round(b, 1);
+  const pairs: { a: R; b: R }[] = [];
+  for (let pair = 0; pair < options.pairs; pair++) {
+    const first = pair % 2 === 0 ? a : b;
+    const firstRound = await round(first, options.roundS);
+    const secondRound = await round(first === a ? b : a, options.roundS);
+    pairs.push(first === a ? { a: firstRound, b: secondRound } : { a: secondRound, b: firstRound });
+  }
+  return pairs;
 }

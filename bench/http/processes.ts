@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import type { ClientName } from '../../test/redis/support/clients.js';
 
 export type Framework = 'express' | 'fastify' | 'hono' | 'node';
 export type Variant =
@@ -19,6 +20,8 @@ export type Variant =
 export interface ServerProcess {
   readonly framework: Framework;
   readonly variant: Variant;
+  /** The library the store's own client is made with; undefined: the store shares the handler's ioredis client. */
+  readonly client?: ClientName | undefined;
   readonly pid: number;
   readonly url: string;
   stop(): Promise<void>;
@@ -33,22 +36,36 @@ export async function startServer(
   redisPort: number,
   /** Node flags for the server process (`--cpu-prof`, which NODE_OPTIONS refuses). */
   nodeFlags: readonly string[] = [],
+  /** The store on a client of its own, of this library (bench/http/clients.ts); the oncely variants only. */
+  client?: ClientName,
 ): Promise<ServerProcess> {
   const child: ChildProcess = spawn(
     process.execPath,
-    [...nodeFlags, '--import', 'tsx', SERVER, framework, variant, String(redisPort)],
+    [
+      ...nodeFlags,
+      '--import',
+      'tsx',
+      SERVER,
+      framework,
+      variant,
+      String(redisPort),
+      ...(client === undefined ? [] : [client]),
+    ],
     {
       stdio: ['pipe', 'pipe', 'inherit'],
     },
   );
   const line = await new Promise<string>((resolve, reject) => {
     createInterface({ input: child.stdout! }).once('line', resolve);
-    child.once('exit', (code) => reject(new Error(`${framework}/${variant} server exited with ${code}`)));
+    child.once('exit', (code) =>
+      reject(new Error(`${framework}/${variant}${client ? `/${client}` : ''} server exited with ${code}`)),
+    );
   });
   const { port } = JSON.parse(line) as { port: number };
   return {
     framework,
     variant,
+    client,
     pid: child.pid!,
     url: `http://127.0.0.1:${port}/payments`,
     stop: () =>

@@ -13,11 +13,12 @@ export interface RunInfo {
   readonly latencyOnly?: boolean;
 }
 
-const fixed = (value: number, digits = 0) =>
+export const fixed = (value: number, digits = 0) =>
   value.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
-const signed = (value: number, digits = 1) => `${value >= 0 ? '+' : ''}${fixed(value, digits)}`;
+export const signed = (value: number, digits = 1) => `${value >= 0 ? '+' : ''}${fixed(value, digits)}`;
 
-function stormCell(summary: Summary): string {
+/** The storm column: ok or FAIL, and what the handler's executions and the answers' bodies showed. */
+export function stormCell(summary: Summary): string {
   const storm = summary.storm;
   if (storm === undefined) return '';
   const verdict = storm.keysRunTwice === 0 && storm.keysWithDifferentBodies === 0 ? 'ok' : 'FAIL';

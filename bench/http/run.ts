@@ -4,17 +4,17 @@
 // LATENCY_ONLY=1 measures only the latency table again and keeps the throughput rows of the last full run
 // (bench/results/http.raw.json).
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { cpus, totalmem } from 'node:os';
 import { Redis } from 'ioredis';
 import { startRedis, stopAll } from '../../test/redis/support/redis-server.js';
 import { writeSection } from '../write-section.mjs';
 import { ratioChart } from './chart.js';
 import { type LatencySummary, latencyPairs } from './latency.js';
-import { completeReplayKeys, measureRound, type Workload } from './measure.js';
+import { alternatingPairs, completeReplayKeys, measureRound, type Workload } from './measure.js';
 import { type Framework, type ServerProcess, startServer, type Variant } from './processes.js';
 import { report } from './report.js';
+import { machine, packageVersion } from './run-info.js';
 import { storm } from './storm.js';
-import { type Scenario, type Summary, summarize } from './summary.js';
+import { type Scenario, type Summary, summarize, summaryLine } from './summary.js';
 
 const PAIRS = Number(process.env.PAIRS ?? 8);
 const ROUND_S = Number(process.env.ROUND_S ?? 3);
@@ -62,35 +62,19 @@ try {
       const layer = layers.get(variant)!;
       const replayPrefix = `r-${framework}-${variant}`;
       if (workload === 'replay') await completeReplayKeys(layer, replayPrefix);
-      // One unmeasured round each: JIT warm-up, connection pools, the cache filling.
-      await measureRound(baseline, admin, workload, replayPrefix, 1);
-      await measureRound(layer, admin, workload, replayPrefix, 1);
-      const scenario: Scenario = { framework, variant, workload, pairs: [] };
-      for (let pair = 0; pair < PAIRS; pair++) {
-        const order = pair % 2 === 0 ? ['a', 'b'] : ['b', 'a'];
-        const rounds: Record<string, Awaited<ReturnType<typeof measureRound>>> = {};
-        for (const side of order) {
-          rounds[side] = await measureRound(
-            side === 'a' ? baseline : layer,
-            admin,
-            workload,
-            replayPrefix,
-            ROUND_S,
-          );
-        }
-        scenario.pairs.push({ a: rounds.a!, b: rounds.b! });
-      }
+      const pairs = await alternatingPairs(
+        baseline,
+        layer,
+        { pairs: PAIRS, roundS: ROUND_S },
+        (server, seconds) => measureRound(server, admin, workload, replayPrefix, seconds),
+      );
+      const scenario: Scenario = { framework, variant, workload, pairs };
       raw.push(scenario);
       const stormResult =
         workload === 'unique' ? await storm(layer, admin, `${framework}-${variant}`) : undefined;
       const summary = summarize(scenario, stormResult);
       summaries.push(summary);
-      console.log(
-        `${framework} ${variant} ${workload}: ${summary.ratio.toFixed(3)}× (${summary.ratioMin.toFixed(2)}-${summary.ratioMax.toFixed(2)}), ` +
-          `${summary.baselineRps.toFixed(0)} -> ${summary.layerRps.toFixed(0)} req/s, p99 ${summary.p99BaselineMs} -> ${summary.p99LayerMs} ms, ` +
-          `cpu +${summary.serverCpuAddedUs.toFixed(1)} us, redis +${summary.redisCpuAddedUs.toFixed(1)} us, failures ${summary.failures}` +
-          (stormResult ? `, storm ${JSON.stringify(stormResult)}` : ''),
-      );
+      console.log(`${framework} ${variant} ${workload}: ${summaryLine(summary)}`);
     }
     // On an empty Redis: the throughput rounds leave millions of records behind, and a Redis that big stalls now
     // and then (rehashing, allocation), which would land on whichever variant makes more round trips.
@@ -112,17 +96,11 @@ try {
 mkdirSync(new URL('../results/', import.meta.url), { recursive: true });
 writeFileSync(RAW, JSON.stringify({ summaries, latencies, raw }, null, 2));
 if (WRITE) {
-  const version = (name: string) =>
-    (
-      JSON.parse(
-        readFileSync(new URL(`../../node_modules/${name}/package.json`, import.meta.url), 'utf8'),
-      ) as { version: string }
-    ).version;
   const markdown = report(summaries, latencies, {
     date: new Date().toISOString().slice(0, 10),
     command: 'flock /tmp/oncely-bench.lock node --import tsx bench/http/run.ts',
-    machine: `${cpus().length} × ${cpus()[0]?.model.trim()}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`,
-    versions: `express ${version('express')}, fastify ${version('fastify')}, hono ${version('hono')}, ioredis ${version('ioredis')}, autocannon ${version('autocannon')}, express-idempotency ${version('express-idempotency')}, @node-idempotency/core ${version('@node-idempotency/core')}, Redis ${redisVersion}`,
+    machine: machine(),
+    versions: `express ${packageVersion('express')}, fastify ${packageVersion('fastify')}, hono ${packageVersion('hono')}, ioredis ${packageVersion('ioredis')}, autocannon ${packageVersion('autocannon')}, express-idempotency ${packageVersion('express-idempotency')}, @node-idempotency/core ${packageVersion('@node-idempotency/core')}, Redis ${redisVersion}`,
     pairs: PAIRS,
     roundSeconds: ROUND_S,
     latencyOnly: LATENCY_ONLY,

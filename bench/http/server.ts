@@ -1,5 +1,5 @@
 // One benchmark server process: a payments route on one framework, with or without an idempotency layer.
-// Usage: node --import tsx bench/http/server.ts <framework> <variant> <redisPort>
+// Usage: node --import tsx bench/http/server.ts <framework> <variant> <redisPort> [client]
 //   framework: express | fastify | hono | node
 //   variant:   baseline | oncely | oncely-cache | oncely-memory | minimal | express-idempotency | node-idempotency
 //              | oncely-otel | oncely-sdk | oncely-otel-sdk
@@ -8,6 +8,9 @@
 //               oncely-otel: with instrumentation: otel() and only @opentelemetry/api, no SDK registered;
 //               oncely-sdk / oncely-otel-sdk: the OpenTelemetry SDK registered (otel-sdk.ts), without and with
 //               the instrumentation; bench/http/otel.ts compares them)
+//   client:    ioredis | iovalkey | node-redis | glide: the store on a client of its own, of that library, made
+//              as docs/stores/redis.md recommends (bench/http/clients.ts); without it the store shares the
+//              handler's ioredis client
 // Prints {"port":N} once listening; exits when stdin closes. The handler's effect is one Redis INCR per
 // execution (a payment endpoint writes its effect somewhere), which also counts executions for the storm.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
@@ -17,6 +20,7 @@ import express from 'express';
 import Fastify from 'fastify';
 import { Hono } from 'hono';
 import { Redis } from 'ioredis';
+import type { ClientName } from '../../test/redis/support/clients.js';
 import { keyOf, minimalLayer } from './minimal.js';
 import { peerMiddleware } from './peers.js';
 
@@ -34,7 +38,7 @@ const { MemoryStore } = await load<typeof import('../../src/stores/memory.js')>(
 const { RedisStore } = await load<typeof import('../../src/stores/redis/index.js')>('stores/redis/index.js');
 const { otel } = await load<typeof import('../../src/otel/index.js')>('otel/index.js');
 
-const [framework = 'express', variant = 'baseline', redisPort = '6379'] = process.argv.slice(2);
+const [framework = 'express', variant = 'baseline', redisPort = '6379', storeClient] = process.argv.slice(2);
 if (variant === 'oncely-sdk' || variant === 'oncely-otel-sdk') (await import('./otel-sdk.js')).registerSdk();
 // Each layer on the client options its docs recommend: the RedisStore page's (no offline queue, no resend after a
 // reconnect; the store batches a turn's calls itself), and for the minimal layer ioredis' auto-pipelining, which
@@ -49,9 +53,25 @@ const redis = new Redis({
 });
 await new Promise((resolve) => redis.once('ready', resolve));
 
+/**
+ * The store's client. With a `client` argument, a connection of its own of that library, so the handler's effect
+ * write stays on the ioredis client above in every row and only the store's client changes; GLIDE with the second
+ * client its page recommends for `waitFor` (a GLIDE client cannot be duplicated: without it, waiters poll).
+ */
+async function storeClientOptions() {
+  if (storeClient === undefined) return { client: redis };
+  const { connectClient, glideSubscriber } = await import('../../test/redis/support/clients.js');
+  const port = Number(redisPort);
+  const { client } = await connectClient(storeClient as ClientName, port);
+  return storeClient === 'glide' ? { client, subscriber: (await glideSubscriber(port)).client } : { client };
+}
+
 // Records expire on their own well after a benchmark run; the runner's Redis is disposable anyway.
 const options = {
-  store: variant === 'oncely-memory' ? new MemoryStore() : new RedisStore({ client: redis, prefix: 'bench' }),
+  store:
+    variant === 'oncely-memory'
+      ? new MemoryStore()
+      : new RedisStore({ ...(await storeClientOptions()), prefix: 'bench' }),
   retentionMs: 600_000,
   ...(variant === 'oncely-cache' ? { localCache: { maxEntries: 20_000, ttlMs: 60_000 } } : {}),
   ...(variant.startsWith('oncely-otel') ? { instrumentation: otel() } : {}),

@@ -59,3 +59,13 @@ export function summarize(scenario: Scenario, storm: StormOutcome | undefined): 
     storm,
   };
 }
+
+/** One row of a run's progress on the terminal: the ratio, the rates, the CPU added, failures and the storm. */
+export function summaryLine(summary: Summary): string {
+  return (
+    `${summary.ratio.toFixed(3)}× (${summary.ratioMin.toFixed(2)}-${summary.ratioMax.toFixed(2)}), ` +
+    `${summary.baselineRps.toFixed(0)} -> ${summary.layerRps.toFixed(0)} req/s, p99 ${summary.p99BaselineMs} -> ${summary.p99LayerMs} ms, ` +
+    `cpu +${summary.serverCpuAddedUs.toFixed(1)} us, redis +${summary.redisCpuAddedUs.toFixed(1)} us, failures ${summary.failures}` +
+    (summary.storm ? `, storm ${JSON.stringify(summary.storm)}` : '')
+  );
+}

@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis';
 import { RedisStore } from '../../src/stores/redis/index.js';
+import { parseCommandStats } from './commandstats.js';
 import { type Bench, engineKey, jsonBody, newEngine } from './fixtures.js';
 
 export interface RoundTrips {
@@ -73,10 +74,4 @@ function countCommands(client: Redis): { counts: Record<string, number>; stop():
     client.sendCommand = original;
   };
   return { counts, stop };
-}
-
-function parseCommandStats(info: string): Record<string, number> {
-  const stats: Record<string, number> = {};
-  for (const match of info.matchAll(/^cmdstat_([^:]+):calls=(\d+)/gm)) stats[match[1]!] = Number(match[2]);
-  return stats;
 }
