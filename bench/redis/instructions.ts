@@ -3,8 +3,11 @@
 // time, the count hardly moves with what else the machine is doing: two runs of the same scripts at the default hz
 // gave 150.7k and 152.6k per new request (1.3% apart), the difference being the server's own timer work while the
 // calls run, which `--hz 1` keeps smaller. So it says how much more Redis works
-// for oncely than for the floor, even on a shared two-core machine.
-// Writes the `redis-instructions` section of docs/benchmarks.md. Run it alone (about 3 minutes):
+// for oncely than for the floor, even on a shared two-core machine. Each row starts on an emptied server: what the
+// rows before leave behind (tens of thousands of keys, claims whose 30 s leases run out while later rows run)
+// made work that landed in whichever row met it (a labelled complete read 76.6k as the tenth row of a run,
+// 68.4-69.1k measured on its own).
+// Writes the `redis-instructions` section of docs/benchmarks.md. Run it alone (about 12 minutes on 2 cores):
 //   node --import tsx bench/redis/instructions.ts [--calls 1000]   (WRITE=0 only prints)
 // Needs valgrind (Debian: apt-get install valgrind).
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
@@ -153,6 +156,7 @@ try {
   const rows: { layer: string; name: string; k: number }[] = [];
   for (const [index, c] of cases.entries()) {
     if (c.layer === 'oncely 0.1') continue;
+    await counted.client.flushall();
     // Warm: each script loaded and run once before it is counted.
     await (await c.prepare(`warm${index}`))(0);
     const step = await c.prepare(`count${index}`);
@@ -174,6 +178,7 @@ try {
   for (const [index, part] of PARTS.entries()) {
     const sha = (await counted.client.script('LOAD', part.lua)) as string;
     const key = (i: number) => `part${index}:{${i}}`;
+    await counted.client.flushall();
     if (part.setup !== undefined)
       for (let i = 0; i < CALLS + 1; i++)
         await counted.client.set(key(i), part.setup(key(i))[0]!, 'PX', 600_000);
