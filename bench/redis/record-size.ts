@@ -3,7 +3,9 @@
 // and the dict entry). Counts, not times: the same on a busy machine as on a quiet one, so a layout change can be
 // judged by them alone. Records are written through the Engine as every entry point writes them: a 43-character
 // SHA-256 fingerprint (base64url) and `content-type: application/json`; without a label (the memory table of
-// docs/benchmarks.md) and with the label an HTTP route gives (`POST /payments`). Prints a table; writes nothing.
+// docs/benchmarks.md) and with the label an HTTP route gives (`POST /payments`). The overhead column (MEMORY USAGE
+// less the body as stored) is the fixed cost per record `oncely estimate` adds to a body. Prints a table; writes
+// nothing.
 // Run: node --import tsx bench/redis/record-size.ts   (a disposable redis-server of its own)
 import { createHash } from 'node:crypto';
 import { RedisStore } from '../../src/stores/redis/index.js';
@@ -18,6 +20,8 @@ interface Row {
   readonly strlen: number;
   readonly memory: number;
   readonly body: number;
+  /** The body as the record holds it (brotli from 1 KiB, by the engine's `sealOutcome`). */
+  readonly stored: number;
 }
 
 async function measure(bench: Bench, name: string, size: number, scope: string | undefined): Promise<Row> {
@@ -25,6 +29,7 @@ async function measure(bench: Bench, name: string, size: number, scope: string |
   const engine = newEngine(store);
   const strlen: number[] = [];
   const memory: number[] = [];
+  const stored: number[] = [];
   for (let i = 0; i < SAMPLE; i++) {
     const key = engineKey(`${name}-${i}`);
     const run = async () => jsonBody(size, 1_000 + i);
@@ -44,8 +49,9 @@ async function measure(bench: Bench, name: string, size: number, scope: string |
     const recordKey = store.keys.record(key);
     strlen.push(Number(await bench.admin.strlen(recordKey)));
     memory.push(Number(await bench.admin.memory('USAGE', recordKey, 'SAMPLES', '0')));
+    stored.push((await store.get(key))?.outcome?.body.byteLength ?? 0);
   }
-  return { name, strlen: median(strlen), memory: median(memory), body: size };
+  return { name, strlen: median(strlen), memory: median(memory), body: size, stored: median(stored) };
 }
 
 const bench = await startBench();
@@ -57,11 +63,13 @@ try {
     for (const size of [200, 1024, 4096, 10_240])
       rows.push(await measure(bench, `${size} B JSON, ${label}`, size, scope));
   }
-  console.log('| record | STRLEN | MEMORY USAGE | MEMORY USAGE / raw body |');
-  console.log('| --- | ---: | ---: | ---: |');
+  console.log('| record | body as stored | STRLEN | MEMORY USAGE | overhead | MEMORY USAGE / raw body |');
+  console.log('| --- | ---: | ---: | ---: | ---: | ---: |');
   for (const row of rows) {
     const ratio = row.body === 0 ? '—' : `${(row.memory / row.body).toFixed(2)}×`;
-    console.log(`| ${row.name} | ${row.strlen} | ${row.memory} | ${ratio} |`);
+    console.log(
+      `| ${row.name} | ${row.stored} | ${row.strlen} | ${row.memory} | ${row.memory - row.stored} | ${ratio} |`,
+    );
   }
 } finally {
   await bench.close();

@@ -18,7 +18,7 @@ describe('oncely estimate', () => {
       '--body-bytes',
       '200',
     ]);
-    expect(stdout).toMatch(/redis\s+36000\s+200\s+425/);
+    expect(stdout).toMatch(/redis\s+36000\s+200\s+437/);
     expect(storedBodyBytes(500)).toBe(500);
     const tenKiB = storedBodyBytes(10 * 1024);
     expect(tenKiB).toBeLessThan((10 * 1024) / 2);

@@ -14,12 +14,14 @@ export const estimateHelp = `oncely estimate --rps 200 [--retention 24h] [--body
   or more are brotli-compressed; the ratio is measured on a JSON body of the given size).`;
 
 /**
- * Fixed cost of one record beyond its body. Redis: MEMORY USAGE of a completed record (layout 2, one STRING) minus
- * its stored body, with a 43-character fingerprint and a content-type header: 217-258 B from a 200 B to a 10 KiB
- * body (bench/redis, docs/stores/redis.md), so 225 B. PostgreSQL: table size per row with its indexes, measured
- * in the purge benchmark (about 500 B).
+ * Fixed cost of one record beyond its body. Redis: MEMORY USAGE of a completed record (layout 4, one STRING) minus
+ * its stored body, with a SHA-256 fingerprint, a content-type header and the label every entry point writes
+ * (`POST /payments`): 224, 216.5, 252 and 254 B for a 200 B, 1 KiB, 4 KiB and 10 KiB body (bench/redis/record-size.ts),
+ * so their mean, 237 B. Layout 4's 40 bytes fewer than layout 2 show only where they cross one of jemalloc's size
+ * classes (without a label, a 200 B body: 160 B instead of 224); elsewhere the classes absorb them. PostgreSQL:
+ * table size per row with its indexes, measured in the purge benchmark (about 500 B).
  */
-const OVERHEAD_BYTES = { redis: 225, postgres: 500 } as const;
+const OVERHEAD_BYTES = { redis: 237, postgres: 500 } as const;
 
 export async function estimate(argv: readonly string[]): Promise<void> {
   const { values } = parseOptions('estimate', argv, {
