@@ -104,15 +104,13 @@ export class StoreGuard {
     return promise;
   }
 
-  /** The call's answer came in time: the breaker hears of a success and the deadline is dropped. */
-  succeeded(call: PendingCall): void {
-    this.#deadlines.cancel(call);
+  /** The call's answer came in time (its deadline is marked done already): the breaker hears of a success. */
+  succeeded(): void {
     this.#breaker?.onSuccess();
   }
 
   /** The call failed in time: the error the caller sees (and the breaker and events hear of). */
   rejected(call: PendingCall, error: unknown): OncelyError {
-    this.#deadlines.cancel(call);
     return this.#failed(call.operation, error);
   }
 
@@ -151,40 +149,55 @@ function captureSettlers(resolve: (value: never) => void, reject: (reason: unkno
 /**
  * One store call under the guard: its own deadline in the guard's queue, and whether its caller has been answered.
  * One object per call, where a promise executor, a timeout callback and a deadline record were three.
+ *
+ * `done` (the deadline's field) is also whether the caller has been answered: an answer in time sets it, which is
+ * what cancels the deadline (the queue drops a done entry unfired), and the queue sets it when the deadline fires
+ * first. The queue may hold an answered call a little while before dropping it, so an answer lets go of what only
+ * the caller needed (the input, the settling functions).
  */
 class GuardedCall<T, A> implements Deadline {
   at = 0;
-  settled = false;
+  done = false;
   resolve: (value: T) => void = noop;
   reject: (reason: unknown) => void = noop;
 
   constructor(
     readonly guard: StoreGuard,
     readonly operation: string,
-    readonly arg: A,
+    public arg: A | undefined,
     readonly onLate: ((result: T, arg: A) => void) | undefined,
   ) {}
 
   answered(result: T): void {
     // The caller has moved on with a StoreUnavailableError; only `onLate` may still act on this answer.
-    if (this.settled) {
-      this.onLate?.(result, this.arg);
+    if (this.done) {
+      this.onLate?.(result, this.arg as A);
       return;
     }
-    this.settled = true;
-    this.guard.succeeded(this);
-    this.resolve(result);
+    this.done = true;
+    const resolve = this.resolve;
+    this.#letGo();
+    this.guard.succeeded();
+    resolve(result);
   }
 
   failed(error: unknown): void {
-    if (this.settled) return;
-    this.settled = true;
-    this.reject(this.guard.rejected(this, error));
+    if (this.done) return;
+    this.done = true;
+    const reject = this.reject;
+    this.#letGo();
+    reject(this.guard.rejected(this, error));
   }
 
+  /** The queue marked it done: the caller is told the store timed out. `arg` stays, for a late answer's `onLate`. */
   onExpire(): void {
-    this.settled = true;
     this.reject(this.guard.expired(this));
+  }
+
+  #letGo(): void {
+    this.arg = undefined;
+    this.resolve = noop;
+    this.reject = noop;
   }
 }
 

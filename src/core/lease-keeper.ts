@@ -33,8 +33,9 @@ export interface LeaseHolder {
 export class LeaseKeeper implements Deadline {
   readonly key: string;
   readonly token: number;
-  /** When the next renewal is due (the renewal queue's field). */
+  /** When the next renewal is due, and whether none is (the renewal queue's fields). */
   at = 0;
+  done = false;
   // Made on first use of `signal`: an AbortController costs microseconds per request, and most code never reads it.
   #controller: AbortController | undefined;
   #lostWith: LeaseLostError | undefined;
@@ -107,7 +108,8 @@ export class LeaseKeeper implements Deadline {
   /** Stops renewing (the claim is settled, or lost). */
   protected stopKeeping(): void {
     this.#stopped = true;
-    this.#renewals.cancel(this);
+    // Cancels the pending renewal: the queue drops a done entry unfired.
+    this.done = true;
     if (this.#watchdog !== undefined) clearTimeout(this.#watchdog);
   }
 

@@ -1,9 +1,10 @@
 /**
  * @module The claim on a plain store is one object: the claim, the keeper of its lease, and its entry in the
  * engine's renewal queue (the design that spares a new request the keeper, two options objects, a deadline record and
- * its closure). Held through the queue's own API: the claim itself is the entry that is added, renewed and removed.
+ * its closure). Held through the queue's own API: the claim itself is the entry that is armed, fired, renewed and
+ * re-armed, and settling it marks that entry done, so the queue drops it unfired without being called.
  */
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { DeadlineQueue } from '../../src/core/deadline-queue.js';
 import { publishEvent } from '../../src/core/diagnostics-publish.js';
 import { StoreGuard } from '../../src/core/guarded-store.js';
@@ -28,35 +29,49 @@ function claimOn(store: MemoryStore, renewals: DeadlineQueue, token: number) {
   );
 }
 
+/** Lets the promise jobs a renewal chains run out (no timer is involved: the store is in memory). */
+async function settle(): Promise<void> {
+  for (let i = 0; i < 20; i++) await Promise.resolve();
+}
+
 describe('a claim on a plain store', () => {
-  it('is its own entry in the renewal queue, from the claim until it is settled', async () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it('is its own entry in the renewal queue, from the claim until it is settled, and never fires after', async () => {
+    vi.useFakeTimers();
     const store = new MemoryStore();
     const begun = await store.begin({ key: 'k', fingerprint: 'f', leaseMs: 30_000, retentionMs: 60_000 });
     if (begun.kind !== 'acquired') throw new Error(begun.kind);
     const renewals = new DeadlineQueue(10_000);
     const claim = claimOn(store, renewals, begun.token);
     expect(renewals.size).toBe(1);
-    // The entry the queue holds is the claim: cancelling the claim finds it.
-    expect(renewals.cancel(claim)).toBe(true);
-    renewals.insert(claim);
+    expect(claim.done).toBe(false);
     await claim.complete({ status: 201, headers: [], body: Buffer.from('{}') });
+    // Settling marked the claim's entry done: the queue drops it when its time comes, without renewing.
+    expect(claim.done).toBe(true);
+    await vi.advanceTimersByTimeAsync(10_000);
+    await settle();
     expect(renewals.size).toBe(0);
-    expect(renewals.cancel(claim)).toBe(false);
+    expect(claim.signal.aborted).toBe(false);
+    expect(await store.get('k')).toMatchObject({ state: 'completed', token: begun.token });
   });
 
   it('renews when its entry expires, and is back in the queue for the next renewal', async () => {
+    vi.useFakeTimers();
     const store = new MemoryStore();
     const begun = await store.begin({ key: 'k', fingerprint: 'f', leaseMs: 30_000, retentionMs: 60_000 });
     if (begun.kind !== 'acquired') throw new Error(begun.kind);
     const renewals = new DeadlineQueue(10_000);
     const claim = claimOn(store, renewals, begun.token);
     const before = (await store.get('k'))!.leaseUntil;
-    renewals.cancel(claim);
-    claim.onExpire();
-    for (let i = 0; i < 100 && renewals.size === 0; i++) await new Promise((r) => setTimeout(r, 5));
+    await vi.advanceTimersByTimeAsync(10_000);
+    await settle();
     expect(renewals.size, 'back in the queue').toBe(1);
-    expect((await store.get('k'))!.leaseUntil).toBeGreaterThanOrEqual(before);
+    expect(claim.done).toBe(false);
+    expect((await store.get('k'))!.leaseUntil).toBe(before + 10_000);
     await claim.release();
-    expect(renewals.size).toBe(0);
+    expect(claim.done).toBe(true);
   });
 });

@@ -1,3 +1,7 @@
+/**
+ * @module `DeadlineQueue`: each deadline fires once, its duration after it was armed, in order, on one timer; one
+ * marked done is never fired, and the cancelled entries are swept out so the queue holds no settled call or claim.
+ */
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { DeadlineQueue } from '../../src/core/deadline-queue.js';
 
@@ -26,15 +30,14 @@ describe('DeadlineQueue', () => {
     expect(queue.size).toBe(0);
   });
 
-  it('never fires a cancelled deadline, and cancelling the oldest does not delay the next', async () => {
+  it('never fires a deadline marked done, and cancelling the oldest does not delay the next', async () => {
     vi.useFakeTimers();
     const queue = new DeadlineQueue(100);
     const fired: string[] = [];
     const first = queue.add(() => fired.push('first'));
     await vi.advanceTimersByTimeAsync(50);
     queue.add(() => fired.push('second'));
-    expect(queue.cancel(first)).toBe(true);
-    expect(queue.cancel(first)).toBe(false);
+    first.done = true;
     await vi.advanceTimersByTimeAsync(99);
     expect(fired).toEqual([]);
     await vi.advanceTimersByTimeAsync(1);
@@ -46,9 +49,10 @@ describe('DeadlineQueue', () => {
     const queue = new DeadlineQueue(1_000);
     const deadlines = Array.from({ length: 5_000 }, () => queue.add(() => {}));
     expect(vi.getTimerCount()).toBe(1);
-    for (const deadline of deadlines) queue.cancel(deadline);
+    for (const deadline of deadlines) deadline.done = true;
     await vi.advanceTimersByTimeAsync(1_000);
     expect(vi.getTimerCount()).toBe(0);
+    expect(queue.size).toBe(0);
   });
 
   it('lets a callback that throws not stop the others, and one that adds a deadline re-arm one timer', async () => {
@@ -77,13 +81,47 @@ describe('DeadlineQueue', () => {
     const first = queue.add(() => fired.push('first'));
     await vi.advanceTimersByTimeAsync(60);
     queue.add(() => fired.push('second'));
-    queue.cancel(first);
+    first.done = true;
     // The timer of 'first' fires at 100 ms and finds 'second' due at 160 ms: the next timer is that one.
     await vi.advanceTimersByTimeAsync(40);
     expect(vi.getTimerCount()).toBe(1);
     await vi.advanceTimersToNextTimerAsync();
     expect(Date.now() - start).toBe(160);
     expect(fired).toEqual(['second']);
+  });
+
+  it('holds at most about twice its waiting deadlines: the cancelled ones are swept out as new ones come', () => {
+    vi.useFakeTimers();
+    const queue = new DeadlineQueue(60_000);
+    for (const waiting of [0, 5, 1_000]) {
+      const live = Array.from({ length: waiting }, () => queue.add(() => {}));
+      let most = 0;
+      // Requests: each arms a deadline and cancels it before it could fire, long before any timer runs.
+      for (let i = 0; i < 20_000; i++) {
+        queue.add(() => {}).done = true;
+        most = Math.max(most, queue.size);
+      }
+      expect(most).toBeLessThanOrEqual(2 * waiting + 32);
+      for (const deadline of live) deadline.done = true;
+    }
+  });
+
+  it('fires in order and once each when a firing callback adds enough deadlines to sweep the queue', async () => {
+    vi.useFakeTimers();
+    const queue = new DeadlineQueue(10);
+    const fired: string[] = [];
+    const cancelled = queue.add(() => fired.push('cancelled'));
+    queue.add(() => {
+      fired.push('first');
+      for (let i = 0; i < 100; i++) queue.add(() => fired.push(`added ${i}`));
+    });
+    queue.add(() => fired.push('second'));
+    cancelled.done = true;
+    await vi.advanceTimersByTimeAsync(10);
+    expect(fired).toEqual(['first', 'second']);
+    await vi.advanceTimersByTimeAsync(10);
+    expect(fired).toEqual(['first', 'second', ...Array.from({ length: 100 }, (_, i) => `added ${i}`)]);
+    expect(queue.size).toBe(0);
   });
 
   it('waits at most one duration more when the wall clock jumps back', async () => {
