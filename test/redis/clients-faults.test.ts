@@ -11,6 +11,7 @@ import { isStoreUnavailableError } from '../../src/core/errors.js';
 import { RedisStore } from '../../src/stores/redis/index.js';
 import { CLIENTS, type ClientName, connectClient, type MadeClient } from './support/clients.js';
 import { useDisposableRedis } from './support/disposable.js';
+import { eventually } from './support/eventually.js';
 
 const redis = useDisposableRedis({ reconnectMs: 50 });
 const lease = { leaseMs: 10_000, retentionMs: 60_000 };
@@ -32,18 +33,6 @@ async function noscripts(): Promise<number> {
 async function waits(): Promise<number> {
   const info = await redis.admin.info('commandstats');
   return Number(/cmdstat_wait:calls=(\d+)/.exec(info)?.[1] ?? 0);
-}
-
-async function eventually<T>(attempt: () => Promise<T>, withinMs: number): Promise<T> {
-  const deadline = Date.now() + withinMs;
-  for (;;) {
-    try {
-      return await attempt();
-    } catch (error) {
-      if (Date.now() > deadline) throw error;
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-  }
 }
 
 describe.each(CLIENTS)('RedisStore faults on %s', (name: ClientName) => {

@@ -1,12 +1,10 @@
 /**
  * @module The clients a RedisStore runs on, made the way docs/stores/redis.md recommends for each: ioredis,
  * iovalkey, node-redis (`redis` 5) and Valkey GLIDE, against one server (a port) or a Cluster (its startup
- * nodes). Each test file that runs the store on every client loops over `CLIENTS`.
+ * nodes). Each test file that runs the store on every client loops over `CLIENTS`. Each client's package is loaded
+ * when the first client of it is made, so a worker process on one client does not load the other three (a second
+ * or more of CPU per process on this machine).
  */
-import { GlideClient, GlideClusterClient, Logger } from '@valkey/valkey-glide';
-import { Cluster as IoredisCluster, Redis as IoredisRedis } from 'ioredis';
-import { Cluster as IovalkeyCluster, Redis as IovalkeyRedis } from 'iovalkey';
-import { createClient, createCluster } from 'redis';
 import type { RedisStoreClient } from '../../../src/stores/redis/index.js';
 
 export type ClientName = 'ioredis' | 'iovalkey' | 'node-redis' | 'glide';
@@ -26,14 +24,32 @@ export interface Address {
 
 const host = '127.0.0.1';
 
-// GLIDE's core logs every server error it relays (each NOSCRIPT the store recovers from) as a warning.
-Logger.setLoggerConfig('error');
+/** The GLIDE package, its core's logging turned down first. */
+async function glide(): Promise<typeof import('@valkey/valkey-glide')> {
+  const glidePackage = await import('@valkey/valkey-glide');
+  // GLIDE's core logs every server error it relays (each NOSCRIPT the store recovers from) as a warning.
+  glidePackage.Logger.setLoggerConfig('error');
+  return glidePackage;
+}
 
-/** A client of `name` on one server, connected. `reconnectMs`: how often it redials after the server went away. */
+/**
+ * GLIDE's own settings a test changes (the other clients have no such things). `requestTimeout` (1 s unless given)
+ * bounds each call: a call made while the server is down fails when it passes. `inflightRequestsLimit` (GLIDE's
+ * default: 1,000) is how many calls one client has awaiting replies before it refuses more at once.
+ */
+export interface GlideSettings {
+  readonly requestTimeout?: number;
+  readonly inflightRequestsLimit?: number;
+}
+
+/**
+ * A client of `name` on one server, connected. `reconnectMs`: how often it redials after the server went away
+ * (GLIDE, only when given: its backoff held near that, where its own grows to seconds after an outage).
+ */
 export async function connectClient(
   name: ClientName,
   port: number,
-  options: { reconnectMs?: number } = {},
+  options: { reconnectMs?: number; glide?: GlideSettings } = {},
 ): Promise<MadeClient> {
   const reconnectMs = options.reconnectMs ?? 100;
   switch (name) {
@@ -46,7 +62,10 @@ export async function connectClient(
         maxRetriesPerRequest: 0,
         retryStrategy: () => reconnectMs,
       };
-      const client = name === 'ioredis' ? new IoredisRedis(options) : new IovalkeyRedis(options);
+      const client =
+        name === 'ioredis'
+          ? new (await import('ioredis')).Redis(options)
+          : new (await import('iovalkey')).Redis(options);
       client.on('error', () => {});
       await new Promise((resolve) => client.once('ready', resolve));
       return {
@@ -57,6 +76,7 @@ export async function connectClient(
       };
     }
     case 'node-redis': {
+      const { createClient } = await import('redis');
       const client = createClient({
         socket: { host, port, reconnectStrategy: () => reconnectMs },
         disableOfflineQueue: true,
@@ -66,22 +86,34 @@ export async function connectClient(
       return { client, close: async () => client.destroy() };
     }
     case 'glide': {
-      const client = await GlideClient.createClient({ addresses: [{ host, port }], requestTimeout: 1_000 });
+      const { GlideClient } = await glide();
+      const client = await GlideClient.createClient({
+        addresses: [{ host, port }],
+        requestTimeout: 1_000,
+        ...options.glide,
+        ...(options.reconnectMs === undefined
+          ? {}
+          : { connectionBackoff: { numberOfRetries: 1, factor: options.reconnectMs, exponentBase: 2 } }),
+      });
       return { client, close: async () => client.close() };
     }
   }
 }
 
 /** A Cluster client of `name` on the nodes given, connected. */
-export async function connectCluster(name: ClientName, nodes: readonly Address[]): Promise<MadeClient> {
+export async function connectCluster(
+  name: ClientName,
+  nodes: readonly Address[],
+  options: { glide?: GlideSettings } = {},
+): Promise<MadeClient> {
   switch (name) {
     case 'ioredis':
     case 'iovalkey': {
       const options = { enableOfflineQueue: false, redisOptions: { maxRetriesPerRequest: 0 } };
       const client =
         name === 'ioredis'
-          ? new IoredisCluster([...nodes], options)
-          : new IovalkeyCluster([...nodes], options);
+          ? new (await import('ioredis')).Cluster([...nodes], options)
+          : new (await import('iovalkey')).Cluster([...nodes], options);
       client.on('error', () => {});
       await new Promise((resolve) => client.once('ready', resolve));
       return {
@@ -92,6 +124,7 @@ export async function connectCluster(name: ClientName, nodes: readonly Address[]
       };
     }
     case 'node-redis': {
+      const { createCluster } = await import('redis');
       const client = createCluster({
         rootNodes: nodes.map((n) => ({ socket: { host: n.host, port: n.port } })),
         defaults: { disableOfflineQueue: true },
@@ -101,9 +134,11 @@ export async function connectCluster(name: ClientName, nodes: readonly Address[]
       return { client, close: async () => client.destroy() };
     }
     case 'glide': {
+      const { GlideClusterClient } = await glide();
       const client = await GlideClusterClient.createClient({
         addresses: nodes.map((n) => ({ host: n.host, port: n.port })),
         requestTimeout: 1_000,
+        ...options.glide,
       });
       return { client, close: async () => client.close() };
     }
@@ -112,6 +147,9 @@ export async function connectCluster(name: ClientName, nodes: readonly Address[]
 
 /** A second GLIDE client on the same server, for `subscriber` (a GLIDE client cannot be duplicated). */
 export async function glideSubscriber(port: number): Promise<MadeClient> {
-  const client = await GlideClient.createClient({ addresses: [{ host, port }], requestTimeout: 1_000 });
+  const client = await (await glide()).GlideClient.createClient({
+    addresses: [{ host, port }],
+    requestTimeout: 1_000,
+  });
   return { client, close: async () => client.close() };
 }
