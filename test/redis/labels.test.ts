@@ -1,7 +1,8 @@
 /**
- * @module Record labels in Redis, where the contract suite cannot see: the bytes (a record without a label is layout
- * 4 with nothing after its fingerprint; one with a label is layout 5), records written before labels read and
- * continued, and a bad label refused before it reaches a record.
+ * @module Record labels in Redis, where the contract suite cannot see, on every client (ioredis, iovalkey,
+ * node-redis, GLIDE: the label goes out as UTF-8 words and comes back in the record's bytes): the bytes (a record
+ * without a label is layout 4 with nothing after its fingerprint; one with a label is layout 5), records written
+ * before labels read and continued, and a bad label refused before it reaches a record.
  */
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
@@ -13,6 +14,7 @@ import { RedisStore } from '../../src/stores/redis/index.js';
 import { COMPACT } from '../../src/stores/redis/record-header.js';
 import { FakeClock } from '../../src/testing/index.js';
 import { requireService, services } from '../support/services.js';
+import { CLIENTS, type ClientName, connectClient, type MadeClient } from './support/clients.js';
 
 const LEASE = 10_000;
 const RETENTION = 60_000;
@@ -25,6 +27,7 @@ const outcome: StoredOutcome = {
   storage: 'inline',
 };
 
+/** Reads and writes the raw bytes; the stores under test are on the client of their describe. */
 let admin: Redis;
 beforeAll(async () => {
   await requireService('redis');
@@ -34,9 +37,13 @@ afterAll(async () => {
   await admin.quit();
 });
 
-function setup() {
+function setup(made: MadeClient) {
   const clock = new FakeClock();
-  const store = new RedisStore({ client: admin, prefix: `lbl${randomUUID().slice(0, 8)}`, clock: clock.now });
+  const store = new RedisStore({
+    client: made.client,
+    prefix: `lbl${randomUUID().slice(0, 8)}`,
+    clock: clock.now,
+  });
   const raw = (key: string) => admin.getBuffer(store.keys.record(key));
   return { clock, store, raw, key: randomUUID() };
 }
@@ -66,9 +73,17 @@ function header(fields: {
   return b;
 }
 
-describe('RedisStore labels', () => {
+describe.each(CLIENTS)('RedisStore labels on %s', (name: ClientName) => {
+  let made: MadeClient;
+  beforeAll(async () => {
+    made = await connectClient(name, services.redis.port);
+  });
+  afterAll(async () => {
+    await made?.close();
+  });
+
   it('a claim without a label writes layout 4 with nothing after its fingerprint; one with a label, layout 5', async () => {
-    const { clock, store, raw, key } = setup();
+    const { clock, store, raw, key } = setup(made);
     const now = clock.now();
     const plain = await store.begin({ key, fingerprint: 'fp', ...lease });
     assert.ok(plain.kind === 'acquired');
@@ -99,7 +114,7 @@ describe('RedisStore labels', () => {
   });
 
   it('a layout 2 record written before labels is read, taken over (in layout 4), completed and replayed without a label', async () => {
-    const { clock, store, raw, key } = setup();
+    const { clock, store, raw, key } = setup(made);
     const now = clock.now();
     const before = Buffer.concat([
       header({
@@ -132,7 +147,7 @@ describe('RedisStore labels', () => {
   });
 
   it('a completed labelled record replays its outcome, read after the label', async () => {
-    const { store, key } = setup();
+    const { store, key } = setup(made);
     const first = await store.begin({ key, fingerprint: 'fp', ...lease, label: 'POST /payments' });
     assert.ok(first.kind === 'acquired');
     await store.complete({ key, token: first.token, outcome, retentionMs: RETENTION });
@@ -146,7 +161,7 @@ describe('RedisStore labels', () => {
   });
 
   it('a label with a control character, or longer than 200 characters, is refused before it is written', async () => {
-    const { store, raw, key } = setup();
+    const { store, raw, key } = setup(made);
     for (const label of ['POST /a\u001b[31m', 'x'.repeat(201), '', 'a\u202eb']) {
       await assert.rejects(store.begin({ key, fingerprint: 'fp', ...lease, label }), isInvalidOptionsError);
     }
