@@ -130,11 +130,12 @@ describe('Redis killed mid-request', () => {
       }
       await redis.server.kill();
       releaseHandlers();
-      const settled = await Promise.all(rigs.map((_, i) => Promise.all([running[i]!, inFlight[i]!])));
       // While it is down, new requests fail at once too.
-      const during = await Promise.all(
-        rigs.map((r) => Promise.allSettled(Array.from({ length: 20 }, (_, i) => r.execute(`during-${i}`)))),
+      const whileDown = rigs.map((r) =>
+        Promise.allSettled(Array.from({ length: 20 }, (_, i) => r.execute(`during-${i}`))),
       );
+      const settled = await Promise.all(rigs.map((_, i) => Promise.all([running[i]!, inFlight[i]!])));
+      const during = await Promise.all(whileDown);
 
       rigs.forEach((r, i) => {
         const [runningResults, inFlightResults] = settled[i]!;
@@ -157,16 +158,20 @@ describe('Redis killed mid-request', () => {
       // Back on the same port, empty (no persistence): each client reconnects on its own schedule.
       await redis.server.restart();
       await Promise.all(rigs.map((r) => eventually(() => r.store.get('reconnected'), 15_000)));
-      for (const r of rigs) {
-        const recovered = await r.execute(`after-${randomUUID()}`);
-        assert.ok(recovered !== HUNG && recovered.kind === 'executed', `${r.name}: served again`);
-        // No abandoned begin was replayed by the driver after the reconnect: the retries of those keys run now.
-        const retried = await Promise.all(Array.from({ length: 100 }, (_, i) => r.execute(`in-flight-${i}`)));
-        assert.ok(
-          retried.every((result) => result !== HUNG && result.kind === 'executed'),
-          `${r.name}: a key was held by a replayed begin`,
-        );
-      }
+      await Promise.all(
+        rigs.map(async (r) => {
+          const recovered = await r.execute(`after-${randomUUID()}`);
+          assert.ok(recovered !== HUNG && recovered.kind === 'executed', `${r.name}: served again`);
+          // No abandoned begin was replayed by the driver after the reconnect: the retries of those keys run now.
+          const retried = await Promise.all(
+            Array.from({ length: 100 }, (_, i) => r.execute(`in-flight-${i}`)),
+          );
+          assert.ok(
+            retried.every((result) => result !== HUNG && result.kind === 'executed'),
+            `${r.name}: a key was held by a replayed begin`,
+          );
+        }),
+      );
 
       // The script cache flushed under the clients' feet: each meets NOSCRIPT and recovers within the call.
       for (const r of rigs) {
