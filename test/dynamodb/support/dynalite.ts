@@ -9,6 +9,9 @@
  * store's fallback for such emulators (a consistent read after the refusal) runs instead. Nothing else of
  * dynalite is changed.
  */
+// dynalite's declarations, for the projects that reach this file without including its folder (the Nest tests
+// import test/support/stores.ts, which imports this).
+/// <reference path="./dynalite-module.d.ts" />
 import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
 import { DynamoDBClient, type DynamoDBClientConfig } from '@aws-sdk/client-dynamodb';
