@@ -49,8 +49,9 @@ export default defineConfig({
   },
   test: {
     include: ['test/**/*.test.ts'],
-    // The Prisma test client is generated code (git ignores it): made once per run, before any file imports it.
-    globalSetup: ['./test/orm/prisma/generate-client.ts'],
+    // The Prisma test client is generated code (git ignores it): made once per run, before any file imports it. The
+    // package's tarball is packed once per run, in the background, for the files that install or unpack it.
+    globalSetup: ['./test/orm/prisma/generate-client.ts', './test/package/support/pack-once.ts'],
     // Storms spawn child processes and real servers; files run in parallel forks, tests in a file serially. Two
     // forks on this 2-core machine (Vitest's default is one fewer than the cores: one): most files wait on services
     // and child processes, so the second fork nearly halves the suite's wall time.

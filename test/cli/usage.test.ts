@@ -3,7 +3,8 @@ import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { assertDistFresh, describeRun, packTarball, run } from '../package/support/app.js';
+import { describeRun, run } from '../package/support/app.js';
+import { packedTarball } from '../package/support/packed.js';
 import { expectCleanFailure, oncely } from './support/cli.js';
 
 const root = new URL('../../', import.meta.url).pathname;
@@ -52,14 +53,11 @@ describe('oncely usage, help and version', () => {
   });
 
   it('--version works from the packed package installed under node_modules', async () => {
-    // Packed as the package test packs: without the prepack build (which would rewrite dist/ under the other test
-    // files) and never with a synchronous child, which would hold this worker's event loop past Vitest's 60 s
-    // report timeout on a loaded machine.
-    assertDistFresh();
+    // The run's tarball, the one the package test installs (packed once: package/support/pack-once.ts).
+    const tarball = await packedTarball();
     const dir = mkdtempSync(join(tmpdir(), 'oncely-pack-'));
     scratch.push(dir);
     // The files npm publishes, laid out as npm installs them; dependencies come from this checkout.
-    const tarball = await packTarball(dir);
     const installed = join(dir, 'node_modules', 'oncely');
     mkdirSync(installed, { recursive: true });
     const unpacked = await run('tar', ['-xzf', tarball, '-C', installed, '--strip-components=1'], {

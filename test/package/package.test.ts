@@ -5,18 +5,17 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { requireService, services } from '../support/services.js';
 import {
-  assertDistFresh,
   assertIsolated,
   describeRun,
   installApp,
   linkApp,
-  packTarball,
   pinned,
   type RunResult,
   repoRoot,
   run,
 } from './support/app.js';
 import { installNode24 } from './support/node24.js';
+import { packedTarball } from './support/packed.js';
 import {
   DOC_EXTRAS,
   OTHER_REDIS_CLIENTS,
@@ -26,9 +25,9 @@ import {
 } from './support/subpaths.js';
 import { compilers, type Resolution, resolutions, writeTsconfig } from './support/typescript.js';
 
-// What a user gets from npm: the tarball `npm pack` makes from the built dist/, installed into fresh apps outside
-// the repository, then loaded, served, type-checked and inspected by attw. The apps, made once per run in
-// beforeAll and reused by every test:
+// What a user gets from npm: the tarball `npm pack` makes from the built dist/ (once per run, for every file that
+// needs it: support/pack-once.ts), installed into fresh apps outside the repository, then loaded, served,
+// type-checked and inspected by attw. The apps, made once per run in beforeAll and reused by every test:
 // - only-oncely: `npm install <tarball>` and nothing else (oncely's own dependencies are all it gets);
 // - only-<peer>: that install plus the peers one subpath's docs name (linkApp, no npm run per group);
 // - full: the tarball, every peer, the packages the docs use around them and the peers' @types, for the runtime
@@ -57,21 +56,23 @@ function expectSuccess(result: RunResult): void {
 beforeAll(async () => {
   await requireService('redis');
   await requireService('postgres');
-  assertDistFresh();
   root = mkdtempSync(join(tmpdir(), 'oncely-package-'));
   assertIsolated(root);
-  tarball = await packTarball(root);
   full = join(root, 'full');
   const peers = [...new Set(Object.values(SUBPATH_PEERS).flat())];
   const bare = groupApp([]);
-  await Promise.all([
-    installApp(full, [
-      tarball,
-      ...[...peers, ...OTHER_REDIS_CLIENTS, ...DOC_EXTRAS, ...TYPE_PACKAGES].map(pinned),
-    ]),
-    installApp(bare, [tarball]),
-    installNode24(join(root, 'node24')).then((binary) => {
-      node24 = binary;
+  // Node 24 needs no tarball: its install starts while the run's pack may still be going.
+  [node24, tarball] = await Promise.all([
+    installNode24(join(root, 'node24')),
+    packedTarball().then(async (packed) => {
+      await Promise.all([
+        installApp(full, [
+          packed,
+          ...[...peers, ...OTHER_REDIS_CLIENTS, ...DOC_EXTRAS, ...TYPE_PACKAGES].map(pinned),
+        ]),
+        installApp(bare, [packed]),
+      ]);
+      return packed;
     }),
   ]);
   for (const group of groups)

@@ -33,19 +33,22 @@ export function run(
   args: readonly string[],
   options: { cwd: string; env?: NodeJS.ProcessEnv; timeoutMs?: number },
 ): Promise<RunResult> {
+  const timeout = options.timeoutMs ?? 120_000;
   return new Promise((resolve) => {
     execFile(
       command,
       args,
-      {
-        cwd: options.cwd,
-        env: options.env ?? cleanEnv(),
-        timeout: options.timeoutMs ?? 120_000,
-        maxBuffer: 64 * 1024 * 1024,
-      },
+      { cwd: options.cwd, env: options.env ?? cleanEnv(), timeout, maxBuffer: 64 * 1024 * 1024 },
       (error, stdout, stderr) => {
         const code = error === null ? 0 : typeof error.code === 'number' ? error.code : null;
-        resolve({ code, stdout, stderr, command: `${command} ${args.join(' ')} (in ${options.cwd})` });
+        // Stopped at the limit, a command may still exit with a code of its own and no output: say it was stopped.
+        const stopped = error?.killed ? `, stopped at the ${timeout} ms limit` : '';
+        resolve({
+          code,
+          stdout,
+          stderr,
+          command: `${command} ${args.join(' ')} (in ${options.cwd}${stopped})`,
+        });
       },
     );
   });
@@ -95,8 +98,8 @@ export function pinned(name: string): string {
 
 /**
  * Throws unless dist/ was built after the last change to src/ and holds nothing that src/ no longer produces.
- * The package test packs dist/ as it is (building it here would rewrite files other test files are reading);
- * `npm test` builds first, and a run of this file alone needs `npm run build` before it.
+ * The run's pack (pack-once.ts) packs dist/ as it is (building it there would rewrite files other test files are
+ * reading); `npm test` builds first, and a run of the package test alone needs `npm run build` before it.
  */
 export function assertDistFresh(): void {
   const src = join(repoRoot, 'src');
@@ -153,17 +156,6 @@ export function assertIsolated(dir: string): void {
   if (leaks.length > 0) {
     throw new Error(`fixture apps under ${dir} could resolve packages from outside: ${leaks.join(', ')}`);
   }
-}
-
-/** Packs the repository as `npm publish` would (without the prepack build: dist/ is checked fresh instead). */
-export async function packTarball(destination: string): Promise<string> {
-  mkdirSync(destination, { recursive: true });
-  const result = await run('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', destination], {
-    cwd: repoRoot,
-  });
-  if (result.code !== 0) throw new Error(`npm pack failed:\n${describeRun(result)}`);
-  const [packed] = JSON.parse(result.stdout) as [{ filename: string }];
-  return join(destination, packed.filename);
 }
 
 /**
