@@ -63,6 +63,34 @@ describe('the docs type-check: each block as pasted into an empty file', () => {
     ]);
   }, 60_000);
 
+  it('keeps what one block imports from the next: a global another block loads is unknown in a block that does not', async () => {
+    // reflect-metadata adds Reflect.getMetadata to the global scope of any program that loads it: blocks are checked
+    // together only when their own programs would load the same such files (typecheck-groups.ts).
+    const loads = block(
+      "import 'reflect-metadata';\nconsole.log(Reflect.getMetadata('role', Object));\n",
+      'check',
+      1,
+    );
+    const uses = block("console.log(Reflect.getMetadata('role', Object));\n", 'check', 20);
+    expect(await errorsOf(loads, uses)).toEqual([
+      expect.stringMatching(/^docs\/crafted\.md:20: TS2339: Property 'getMetadata' does not exist/),
+    ]);
+  }, 60_000);
+
+  it('keeps a module augmentation in its block: a member one block adds to an import is unknown in the next', async () => {
+    const augments = block(
+      "import 'pg';\ndeclare module 'pg' {\n  interface Pool {\n    tenant: string;\n  }\n}\n",
+      'check',
+      1,
+    );
+    const uses = block(
+      "import type { Pool } from 'pg';\ndeclare const pool: Pool;\nconsole.log(pool.tenant);\n",
+    );
+    expect(await errorsOf(augments, uses)).toEqual([
+      expect.stringMatching(/^docs\/crafted\.md:12: TS2339: Property 'tenant' does not exist on type 'Pool'/),
+    ]);
+  }, 60_000);
+
   it('compiles without the DOM lib: a browser global such as `event` is not the reader’s', async () => {
     expect(await errorsOf(block('console.log(event, name);\n'))).toEqual([
       expect.stringMatching(/Cannot find name 'event'/),

@@ -3,6 +3,8 @@
 import { join } from 'node:path';
 import ts from 'typescript';
 import { repoRoot, type Snippet } from './markdown.js';
+import { type Block, groupBlocks } from './typecheck-groups.js';
+import { sharedHost } from './typecheck-host.js';
 
 /** Where a block lives as a virtual file: inside the repository, so `package.json` makes it ESM (top-level await)
  * and imports of `express`, `pg`, … resolve from node_modules as they would in a user's project. */
@@ -10,9 +12,9 @@ const virtualDir = join(repoRoot, 'test/docs/.virtual');
 
 /**
  * Every block becomes a module (`export {}` appended after its last line, so line numbers stay as they are), as a
- * `.ts` file of an ESM package is. The block is the program's only root file: nothing declares `order`, `pool` or
- * `payments` for it, so a name the block uses and does not declare or import is an error, here as in the reader's
- * editor.
+ * `.ts` file of an ESM package is. The block is compiled as the only root file of its program would be: nothing
+ * declares `order`, `pool` or `payments` for it, so a name the block uses and does not declare or import is an
+ * error, here as in the reader's editor.
  */
 const asModule = (code: string) => `${code}\nexport {};\n`;
 
@@ -58,78 +60,61 @@ function compilerOptions(): ts.CompilerOptions {
 }
 
 /**
- * Type-checks each block in a Program of its own, whose only root is the block: one block's declarations (a
- * `declare global`, a module augmentation, a top-level name) can never make another compile. The parsed library and
- * source files are shared between the programs (a cache per set of options), so each program costs a checker, not
- * a parse of the sources and of node_modules' declarations.
+ * Type-checks each block as if it were the only root of its program, as in a reader's empty project: one block's
+ * declarations (a `declare global`, a module augmentation, a top-level name) never make another compile. Blocks
+ * that would see the same global scope alone share one program and its checker (typecheck-groups.ts says why each
+ * still gets the diagnostics of a program of its own), and every program reuses the parsed files and module
+ * resolutions of the ones before (typecheck-host.ts): a checker per group, not a parse and a checker per block.
  */
 export async function typecheckSnippets(snippets: readonly Snippet[]): Promise<SnippetDiagnostic[]> {
   const options = compilerOptions();
   const nestOptions = { ...options, experimentalDecorators: true, emitDecoratorMetadata: true };
-  const standard = sharedHost(options);
-  const nest = sharedHost(nestOptions);
-  const found: SnippetDiagnostic[] = [];
-  for (const [index, snippet] of snippets.entries()) {
-    found.push(
-      ...(isNestApp(snippet)
-        ? checkOne(snippet, index, nestOptions, nest)
-        : checkOne(snippet, index, options, standard)),
-    );
-    // Hundreds of blocks are tens of seconds of compiler work: between two, the worker answers Vitest's messages,
-    // which time out after 60 s of a blocked event loop on a loaded machine.
+  const blocks = snippets.map((snippet, order): Block => {
+    const fileName = join(virtualDir, `${snippet.file.replaceAll('/', '__')}__L${snippet.line}__${order}.ts`);
+    const blockOptions = isNestApp(snippet) ? nestOptions : options;
+    return { snippet, fileName, text: asModule(snippet.code), options: blockOptions, order };
+  });
+  const found: (SnippetDiagnostic & { order: number })[] = [];
+  for (const group of await groupBlocks(blocks, sharedHost)) {
+    found.push(...checkGroup(group));
+    // Hundreds of blocks are tens of seconds of compiler work: between two groups, the worker answers Vitest's
+    // messages, which time out after 60 s of a blocked event loop on a loaded machine.
     await new Promise((resolve) => setImmediate(resolve));
   }
-  return found;
+  return found.sort((a, b) => a.order - b.order).map(({ order: _, ...diagnostic }) => diagnostic);
 }
 
-interface SharedHost {
-  readonly host: ts.CompilerHost;
-  /** The block under check: its virtual file name and its text. */
-  current: { fileName: string; text: string } | undefined;
-}
-
-function sharedHost(options: ts.CompilerOptions): SharedHost {
-  const host = ts.createCompilerHost(options, true);
-  const shared: SharedHost = { host, current: undefined };
-  const cache = new Map<string, ts.SourceFile | undefined>();
-  const { fileExists, readFile, getSourceFile } = host;
-  host.fileExists = (fileName) => fileName === shared.current?.fileName || fileExists.call(host, fileName);
-  host.readFile = (fileName) =>
-    fileName === shared.current?.fileName ? shared.current.text : readFile.call(host, fileName);
-  host.getSourceFile = (fileName, languageVersion, onError, shouldCreate) => {
-    const current = shared.current;
-    if (fileName === current?.fileName)
-      return ts.createSourceFile(fileName, current.text, languageVersion, true);
-    const format = typeof languageVersion === 'object' ? languageVersion.impliedNodeFormat : undefined;
-    const key = `${format ?? ''}:${fileName}`;
-    if (!cache.has(key))
-      cache.set(key, getSourceFile.call(host, fileName, languageVersion, onError, shouldCreate));
-    return cache.get(key);
-  };
-  return shared;
-}
-
-function checkOne(
-  snippet: Snippet,
-  index: number,
-  options: ts.CompilerOptions,
-  shared: SharedHost,
-): SnippetDiagnostic[] {
-  const fileName = join(virtualDir, `${snippet.file.replaceAll('/', '__')}__L${snippet.line}__${index}.ts`);
-  shared.current = { fileName, text: asModule(snippet.code) };
+/** The diagnostics of each block of a group, from one program whose roots are the group's blocks. */
+function checkGroup(group: readonly Block[]): (SnippetDiagnostic & { order: number })[] {
+  const [first] = group;
+  if (first === undefined) return [];
+  const { host, virtual } = sharedHost(first.options);
+  for (const block of group) virtual.set(block.fileName, block.text);
   try {
-    const program = ts.createProgram({ rootNames: [fileName], options, host: shared.host });
-    const source = program.getSourceFile(fileName);
-    if (source === undefined) throw new Error(`${fileName} is not in the program`);
-    const diagnostics = [
-      ...program.getOptionsDiagnostics(),
-      ...program.getGlobalDiagnostics(),
-      ...program.getSyntacticDiagnostics(source),
-      ...program.getSemanticDiagnostics(source),
+    const program = ts.createProgram({
+      rootNames: group.map((block) => block.fileName),
+      options: first.options,
+      host,
+    });
+    // Options and global diagnostics belong to the program: reported once, with its first block.
+    const global = [...program.getOptionsDiagnostics(), ...program.getGlobalDiagnostics()].map(
+      (diagnostic) => ({
+        ...describe(diagnostic, first.fileName, first.snippet),
+        order: first.order,
+      }),
+    );
+    return [
+      ...global,
+      ...group.flatMap((block) => {
+        const source = program.getSourceFile(block.fileName);
+        if (source === undefined) throw new Error(`${block.fileName} is not in the program`);
+        return [...program.getSyntacticDiagnostics(source), ...program.getSemanticDiagnostics(source)].map(
+          (diagnostic) => ({ ...describe(diagnostic, block.fileName, block.snippet), order: block.order }),
+        );
+      }),
     ];
-    return diagnostics.map((diagnostic) => describe(diagnostic, fileName, snippet));
   } finally {
-    shared.current = undefined;
+    for (const block of group) virtual.delete(block.fileName);
   }
 }
 
