@@ -5,11 +5,20 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { describeRun, run } from '../package/support/app.js';
 import { packedTarball } from '../package/support/packed.js';
-import { expectCleanFailure, oncely } from './support/cli.js';
+import { type CliResult, expectCleanFailure, oncely } from './support/cli.js';
 
 const root = new URL('../../', import.meta.url).pathname;
 const { version } = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version: string };
 const COMMANDS = ['demo', 'inspect', 'stats', 'purge', 'estimate', 'migrate', 'outbox', 'dashboard'];
+
+// `oncely help <command>`, asked once per command for the two tests that read it: each run of the CLI is a Node
+// process (half a second here), and the commands' runs go side by side, not one after the other.
+const helps = new Map<string, Promise<CliResult>>();
+const helpOf = (command: string): Promise<CliResult> => {
+  const known = helps.get(command) ?? oncely(['help', command]);
+  helps.set(command, known);
+  return known;
+};
 
 describe('oncely usage, help and version', () => {
   const scratch: string[] = [];
@@ -23,24 +32,27 @@ describe('oncely usage, help and version', () => {
     expect(bare.stdout).toBe('');
     expect(bare.stderr).toMatch(/^oncely: exactly-once/);
     expect(bare.stderr).toMatch(/Usage: oncely <command>/);
-    for (const asked of [['help'], ['--help'], ['-h']]) {
-      const help = await oncely(asked);
-      expect(help.code, asked.join(' ')).toBe(0);
+    const asked = [['help'], ['--help'], ['-h']];
+    for (const [index, help] of (await Promise.all(asked.map((args) => oncely(args)))).entries()) {
+      expect(help.code, asked[index]?.join(' ')).toBe(0);
       expect(help.stderr).toBe('');
       expect(help.stdout).toBe(bare.stderr);
     }
   });
 
   it('help <command> prints that command only; an unknown one is a usage error', async () => {
-    for (const command of COMMANDS) {
-      const help = await oncely(['help', command]);
+    const helpsAndFlags = COMMANDS.map((command) =>
+      Promise.all([helpOf(command), oncely([command, '--help'])]),
+    );
+    for (const [index, [help, flag]] of (await Promise.all(helpsAndFlags)).entries()) {
+      const command = COMMANDS[index] as string;
       expect(help.code, command).toBe(0);
       expect(help.stdout, command).toMatch(new RegExp(`^oncely ${command} `));
       for (const other of COMMANDS.filter((name) => name !== command))
         expect(help.stdout, `help ${command} shows ${other}`).not.toMatch(
           new RegExp(`^oncely ${other} `, 'm'),
         );
-      expect((await oncely([command, '--help'])).stdout).toBe(help.stdout);
+      expect(flag.stdout, `${command} --help`).toBe(help.stdout);
     }
     expectCleanFailure(await oncely(['help', 'nope']), 2, /unknown command "nope"; commands: demo, /);
   });
@@ -99,13 +111,15 @@ describe('oncely usage, help and version', () => {
   });
 
   it('every option a command takes is in its help text', async () => {
-    for (const command of COMMANDS) {
-      const listed = (await oncely([command, '--no-such-option'])).stderr;
-      const options = /takes (.*)$/m.exec(listed)?.[1]?.split(', ') ?? [];
-      expect(options.length, listed).toBeGreaterThan(1);
-      const help = (await oncely(['help', command])).stdout;
+    const refusals = COMMANDS.map((command) =>
+      Promise.all([oncely([command, '--no-such-option']), helpOf(command)]),
+    );
+    for (const [index, [refused, help]] of (await Promise.all(refusals)).entries()) {
+      const command = COMMANDS[index] as string;
+      const options = /takes (.*)$/m.exec(refused.stderr)?.[1]?.split(', ') ?? [];
+      expect(options.length, refused.stderr).toBeGreaterThan(1);
       for (const option of options.filter((o) => o !== '--help'))
-        expect(help, `${command} help mentions ${option}`).toContain(option);
+        expect(help.stdout, `${command} help mentions ${option}`).toContain(option);
     }
   });
 });
