@@ -7,6 +7,7 @@ import { requireService, services } from '../support/services.js';
 import {
   assertIsolated,
   describeRun,
+  INSTALL_TIMEOUT_MS,
   installApp,
   linkApp,
   pinned,
@@ -86,7 +87,7 @@ beforeAll(async () => {
     linkApp(groupApp([client]), bare, full, [client]);
     copyFixtures(groupApp([client]), ['redis-client.mjs']);
   }
-}, 240_000);
+}, INSTALL_TIMEOUT_MS + 120_000);
 
 // Tens of thousands of files (every app's node_modules, the Node 24 binary): removed off the event loop, since a
 // synchronous removal on a loaded machine held this worker past Vitest's 60 s hook and report timeouts.

@@ -158,6 +158,9 @@ export function assertIsolated(dir: string): void {
   }
 }
 
+/** How long one `npm install` of an app may take. */
+export const INSTALL_TIMEOUT_MS = 300_000;
+
 /**
  * Creates `dir` as a fresh app and `npm install`s the given specs into it, from npm's cache when it has them.
  * Rejects with npm's output when the install fails.
@@ -174,7 +177,8 @@ export async function installApp(dir: string, specs: readonly string[]): Promise
   const result = await run(
     'npm',
     ['install', '--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error', ...specs],
-    { cwd: dir },
+    // The app with every peer installs over a hundred packages: past 120 s on two loaded cores.
+    { cwd: dir, timeoutMs: INSTALL_TIMEOUT_MS },
   );
   if (result.code !== 0) throw new Error(`npm install into ${dir} failed:\n${describeRun(result)}`);
 }
