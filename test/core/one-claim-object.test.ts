@@ -29,6 +29,16 @@ function claimOn(store: MemoryStore, renewals: DeadlineQueue, token: number) {
   );
 }
 
+/** Key `k` claimed on a new MemoryStore under fake timers, and its claim in a renewal queue of 10 s. */
+async function freshClaim() {
+  vi.useFakeTimers();
+  const store = new MemoryStore();
+  const begun = await store.begin({ key: 'k', fingerprint: 'f', leaseMs: 30_000, retentionMs: 60_000 });
+  if (begun.kind !== 'acquired') throw new Error(begun.kind);
+  const renewals = new DeadlineQueue(10_000);
+  return { store, begun, renewals, claim: claimOn(store, renewals, begun.token) };
+}
+
 /** Lets the promise jobs a renewal chains run out (no timer is involved: the store is in memory). */
 async function settle(): Promise<void> {
   for (let i = 0; i < 20; i++) await Promise.resolve();
@@ -40,12 +50,7 @@ describe('a claim on a plain store', () => {
   });
 
   it('is its own entry in the renewal queue, from the claim until it is settled, and never fires after', async () => {
-    vi.useFakeTimers();
-    const store = new MemoryStore();
-    const begun = await store.begin({ key: 'k', fingerprint: 'f', leaseMs: 30_000, retentionMs: 60_000 });
-    if (begun.kind !== 'acquired') throw new Error(begun.kind);
-    const renewals = new DeadlineQueue(10_000);
-    const claim = claimOn(store, renewals, begun.token);
+    const { store, begun, renewals, claim } = await freshClaim();
     expect(renewals.size).toBe(1);
     expect(claim.done).toBe(false);
     await claim.complete({ status: 201, headers: [], body: Buffer.from('{}') });
@@ -59,12 +64,7 @@ describe('a claim on a plain store', () => {
   });
 
   it('renews when its entry expires, and is back in the queue for the next renewal', async () => {
-    vi.useFakeTimers();
-    const store = new MemoryStore();
-    const begun = await store.begin({ key: 'k', fingerprint: 'f', leaseMs: 30_000, retentionMs: 60_000 });
-    if (begun.kind !== 'acquired') throw new Error(begun.kind);
-    const renewals = new DeadlineQueue(10_000);
-    const claim = claimOn(store, renewals, begun.token);
+    const { store, renewals, claim } = await freshClaim();
     const before = (await store.get('k'))!.leaseUntil;
     await vi.advanceTimersByTimeAsync(10_000);
     await settle();
